@@ -1,0 +1,95 @@
+package term
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestSplitRuneAcrossWrites(t *testing.T) {
+	tm := New(Options{Cols: 20, Rows: 3})
+	b := []byte("a❯b")
+	for i := range b {
+		tm.Write(b[i : i+1])
+	}
+	if got := tm.Snapshot().Lines[0]; got != "a❯b" {
+		t.Fatalf("row 0 = %q, want %q", got, "a❯b")
+	}
+}
+
+func TestWideGlyphKeepsColumns(t *testing.T) {
+	tm := New(Options{Cols: 20, Rows: 3})
+	tm.Write([]byte("你好x\r\n\x1b[2;5Hy"))
+	s := tm.Snapshot()
+	if s.Lines[0] != "你好x" {
+		t.Fatalf("row 0 = %q", s.Lines[0])
+	}
+	// x sits at column 4 as in a real terminal: the cursor after it is at 5.
+	tm.Write([]byte("\x1b[1;6Hz"))
+	if got := tm.Snapshot().Lines[0]; got != "你好xz" {
+		t.Fatalf("row 0 after absolute write = %q", got)
+	}
+}
+
+func TestQueriesAnsweredInOrder(t *testing.T) {
+	var replies []string
+	tm := New(Options{Cols: 40, Rows: 5, Reply: func(b []byte) { replies = append(replies, string(b)) }})
+	tm.Write([]byte("\x1b[>0q\x1b[?u\x1b]7501;?\a\x1b[c"))
+	tm.Write([]byte("ab\x1b[6n"))
+	want := []string{"\x1bP>|agentd\x1b\\", "\x1b]7501;?\a", "\x1b[?62;22c", "\x1b[1;3R"}
+	if strings.Join(replies, "|") != strings.Join(want, "|") {
+		t.Fatalf("replies %q, want %q", replies, want)
+	}
+	// ESC[?u must not move the cursor (vt10x alone reads it as restore-cursor).
+	if got := tm.Snapshot().Lines[0]; got != "ab" {
+		t.Fatalf("row 0 = %q", got)
+	}
+}
+
+func TestSequenceSplitAcrossWrites(t *testing.T) {
+	var replies []string
+	tm := New(Options{Cols: 40, Rows: 5, Reply: func(b []byte) { replies = append(replies, string(b)) }})
+	seq := []byte("\x1b]0;hello\a\x1b]7501;state=working:app=codex\x1b\\\x1b[")
+	for i := range seq {
+		tm.Write(seq[i : i+1])
+	}
+	tm.Write([]byte("c"))
+	s := tm.Snapshot()
+	if s.Title != "hello" {
+		t.Fatalf("title %q", s.Title)
+	}
+	if s.Status == nil || s.Status.State != "working" || s.Status.App != "codex" {
+		t.Fatalf("status %+v", s.Status)
+	}
+	if len(replies) != 1 {
+		t.Fatalf("replies %q", replies)
+	}
+}
+
+func TestStatusClearAndInvalid(t *testing.T) {
+	tm := New(Options{Cols: 40, Rows: 5})
+	tm.Write([]byte("\x1b]7501;state=blocked:app=claude-code:kind=permission:msg=YXBwcm92ZSBCYXNo\a"))
+	s := tm.Snapshot()
+	if s.Status == nil || s.Status.Message != "approve Bash" || s.Status.Kind != "permission" {
+		t.Fatalf("status %+v", s.Status)
+	}
+	tm.Write([]byte("\x1b]7501;state=dancing:app=x\a"))
+	if tm.Snapshot().Status.State != "blocked" {
+		t.Fatal("an unknown state changed the record")
+	}
+	tm.Write([]byte("\x1b]7501;state=clear:app=claude-code\a"))
+	if tm.Snapshot().Status != nil {
+		t.Fatal("clear kept the record")
+	}
+}
+
+func TestSyncAndPasteModes(t *testing.T) {
+	tm := New(Options{Cols: 40, Rows: 5})
+	tm.Write([]byte("\x1b[?2026h\x1b[?2004h"))
+	if !tm.InSync() || !tm.BracketedPaste() {
+		t.Fatal("modes not tracked")
+	}
+	tm.Write([]byte("\x1b[?2026l"))
+	if tm.InSync() {
+		t.Fatal("sync not cleared")
+	}
+}
