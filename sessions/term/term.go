@@ -430,3 +430,11 @@ func (t *Terminal) Snapshot() detect.Screen {
 	}
 	return s
 }
+
+// Render feeds raw program output into a fresh terminal of the given size
+// and returns the screen it leaves. Queries in the output are not answered.
+func Render(raw []byte, cols, rows int) detect.Screen {
+	t := New(Options{Cols: cols, Rows: rows})
+	t.Write(raw)
+	return t.Snapshot()
+}

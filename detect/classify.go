@@ -1,0 +1,390 @@
+package detect
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+)
+
+// Verdict is what the screen says the agent is doing.
+type Verdict struct {
+	Agent   string `json:"agent"`
+	State   string `json:"state"`
+	Outcome string `json:"outcome,omitempty"`
+	// Reason is a stable id: "<agent>.<rule id>", or "<agent>.no_rule".
+	Reason   string   `json:"reason"`
+	Evidence Evidence `json:"evidence"`
+	Prompt   *Prompt  `json:"prompt,omitempty"`
+}
+
+// Evidence is the text that decided a verdict and where it was.
+type Evidence struct {
+	Region string `json:"region,omitempty"`
+	Text   string `json:"text,omitempty"`
+}
+
+// Prompt is a question on screen waiting for a person.
+type Prompt struct {
+	// ID fingerprints kind, question and option labels: it changes when the
+	// prompt changes and only then.
+	ID       string   `json:"promptId"`
+	Kind     string   `json:"kind"`
+	Question string   `json:"question"`
+	Options  []Option `json:"options"`
+	Freeform bool     `json:"freeform"`
+}
+
+// Option is one answer a prompt offers.
+type Option struct {
+	ID          string `json:"id"`
+	Label       string `json:"label"`
+	Description string `json:"description,omitempty"`
+	// Kind is "allow" or "reject" when the manifest tells them apart.
+	Kind     string `json:"kind,omitempty"`
+	Selected bool   `json:"selected,omitempty"`
+	// Keys are the bytes that choose this option; empty when the manifest
+	// cannot say, and then agentd must not answer with it.
+	Keys string `json:"-"`
+}
+
+// Option returns the option with the given id.
+func (p *Prompt) Option(id string) (Option, bool) {
+	for _, o := range p.Options {
+		if o.ID == id {
+			return o, true
+		}
+	}
+	return Option{}, false
+}
+
+// Classify decides the agent's state from one screen.
+func (m *Manifest) Classify(s Screen) Verdict {
+	return m.evaluate(s, nil)
+}
+
+// RuleTrace is one rule's outcome in an explanation.
+type RuleTrace struct {
+	ID      string
+	State   string
+	Matched bool
+	// Text is what the first pattern matched; Why says what failed.
+	Text string
+	Why  string
+}
+
+// Explanation is a verdict with every region's text and every rule tried.
+type Explanation struct {
+	Verdict Verdict
+	Regions []RegionText
+	Rules   []RuleTrace
+}
+
+// RegionText is the text a region selected.
+type RegionText struct {
+	Name string
+	Text string
+}
+
+// Explain classifies s and records why.
+func (m *Manifest) Explain(s Screen) Explanation {
+	var ex Explanation
+	ex.Verdict = m.evaluate(s, &ex)
+	names := []string{"title"}
+	for _, r := range m.Regions {
+		names = append(names, r.Name)
+	}
+	rc := m.newRegionCache(s)
+	for _, n := range names {
+		ex.Regions = append(ex.Regions, RegionText{Name: n, Text: rc.text(n)})
+	}
+	return ex
+}
+
+func (m *Manifest) evaluate(s Screen, ex *Explanation) Verdict {
+	rc := m.newRegionCache(s)
+	for i := range m.Rules {
+		r := &m.Rules[i]
+		ok, text, why := m.ruleMatches(r, s, rc)
+		if ex != nil {
+			ex.Rules = append(ex.Rules, RuleTrace{ID: r.ID, State: r.State, Matched: ok, Text: text, Why: why})
+		}
+		if !ok {
+			continue
+		}
+		v := Verdict{
+			Agent:    m.Name,
+			State:    r.State,
+			Outcome:  r.Outcome,
+			Reason:   m.Name + "." + r.ID,
+			Evidence: Evidence{Region: regionName(r.cond.Region), Text: text},
+		}
+		if r.Prompt != "" {
+			p := m.Prompts[r.Prompt]
+			v.Prompt = p.extract(rc.rows(p.regionOr(r.cond.Region)))
+			if v.State == StateBlocked && len(v.Prompt.Options) == 0 {
+				// A blocker we cannot read is not one we can claim: a false
+				// "needs you" costs more than a late one.
+				if ex != nil {
+					ex.Rules[len(ex.Rules)-1].Matched = false
+					ex.Rules[len(ex.Rules)-1].Why = "prompt parser found no options"
+				}
+				continue
+			}
+		}
+		return v
+	}
+	return Verdict{Agent: m.Name, State: StateIdle, Reason: m.Name + ".no_rule"}
+}
+
+func (m *Manifest) ruleMatches(r *Rule, s Screen, rc *regionCache) (ok bool, text, why string) {
+	if r.AltScreen != nil && *r.AltScreen != s.AltScreen {
+		return false, "", "alternate screen is not as required"
+	}
+	ok, text, why = rc.holds(&r.cond)
+	if !ok {
+		return false, "", why
+	}
+	for i := range r.Also {
+		if ok2, _, why2 := rc.holds(&r.Also[i]); !ok2 {
+			return false, "", why2
+		}
+	}
+	return true, text, ""
+}
+
+func regionName(n string) string {
+	if n == "" {
+		return "screen"
+	}
+	return n
+}
+
+// regionCache computes each region's rows once per classification.
+type regionCache struct {
+	m     *Manifest
+	s     Screen
+	cache map[string][]string
+}
+
+func (m *Manifest) newRegionCache(s Screen) *regionCache {
+	return &regionCache{m: m, s: s}
+}
+
+func (rc *regionCache) rows(name string) []string {
+	name = regionName(name)
+	if rows, ok := rc.cache[name]; ok {
+		return rows
+	}
+	var rows []string
+	switch name {
+	case "screen":
+		rows = rc.s.Lines
+	case "title":
+		rows = []string{rc.s.Title}
+	default:
+		rows = rc.m.regions[name].rows(rc.s)
+	}
+	if rc.cache == nil {
+		rc.cache = make(map[string][]string, 4)
+	}
+	rc.cache[name] = rows
+	return rows
+}
+
+func (rc *regionCache) text(name string) string {
+	return strings.Join(rc.rows(name), "\n")
+}
+
+func (rc *regionCache) holds(c *Condition) (bool, string, string) {
+	text := rc.text(c.Region)
+	first := ""
+	for i, re := range c.match {
+		loc := re.FindStringIndex(text)
+		if loc == nil {
+			return false, "", "no match for " + quote(c.Match[i])
+		}
+		if i == 0 {
+			first = text[loc[0]:loc[1]]
+		}
+	}
+	for i, re := range c.unless {
+		if re.MatchString(text) {
+			return false, "", "unless matched " + quote(c.Unless[i])
+		}
+	}
+	return true, first, ""
+}
+
+func quote(s string) string { return "`" + s + "`" }
+
+// rows selects the region's rows from a screen.
+func (r *Region) rows(s Screen) []string {
+	if r.Source == "title" {
+		return []string{s.Title}
+	}
+	lines := s.Lines
+	start := 0
+	if r.Bottom > 0 {
+		seen := 0
+		start = len(lines)
+		for i := len(lines) - 1; i >= 0 && seen < r.Bottom; i-- {
+			if strings.TrimSpace(lines[i]) != "" {
+				seen++
+				start = i
+			}
+		}
+	}
+	end := len(lines)
+	for end > start && strings.TrimSpace(lines[end-1]) == "" {
+		end--
+	}
+	if r.after != nil {
+		for i := end - 1; i >= start; i-- {
+			if r.after.MatchString(lines[i]) {
+				start = i + 1
+				break
+			}
+		}
+	}
+	if r.before != nil {
+		for i := start; i < end; i++ {
+			if r.before.MatchString(lines[i]) {
+				end = i
+				break
+			}
+		}
+	}
+	return lines[start:end]
+}
+
+func (p *PromptParser) regionOr(def string) string {
+	if p.Region != "" {
+		return p.Region
+	}
+	return def
+}
+
+// extract reads the prompt's options and question from the region's rows.
+func (p *PromptParser) extract(rows []string) *Prompt {
+	pr := &Prompt{Kind: p.Kind, Freeform: p.Freeform}
+	firstOption := -1
+	lastOptionRow := -2
+	labelIdx := p.option.SubexpIndex("label")
+	idIdx := p.option.SubexpIndex("id")
+	keyIdx := p.option.SubexpIndex("key")
+	descIdx := p.option.SubexpIndex("description")
+	selIdx := p.option.SubexpIndex("selected")
+	group := func(row string, m []int, idx int) string {
+		if idx < 0 || m[2*idx] < 0 {
+			return ""
+		}
+		return strings.TrimSpace(row[m[2*idx]:m[2*idx+1]])
+	}
+	type found struct {
+		opt Option
+		key string
+	}
+	var opts []found
+	for i, row := range rows {
+		ms := p.option.FindAllStringSubmatchIndex(row, -1)
+		if len(ms) == 0 {
+			if p.continuation != nil && lastOptionRow == i-1 && len(opts) > 0 && p.continuation.MatchString(row) {
+				last := &opts[len(opts)-1].opt
+				last.Label = strings.TrimSpace(last.Label + " " + strings.TrimSpace(row))
+				lastOptionRow = i
+			}
+			continue
+		}
+		if firstOption < 0 {
+			firstOption = i
+		}
+		lastOptionRow = i
+		for _, m := range ms {
+			o := Option{
+				Label:       group(row, m, labelIdx),
+				ID:          group(row, m, idIdx),
+				Description: group(row, m, descIdx),
+				Selected:    group(row, m, selIdx) != "",
+			}
+			opts = append(opts, found{opt: o, key: group(row, m, keyIdx)})
+		}
+	}
+	tmpl, _ := parseKeys(p.Keys) // checked when the manifest was loaded
+	selected := 0
+	for i := range opts {
+		if opts[i].opt.Selected {
+			selected = i
+			break
+		}
+	}
+	for i := range opts {
+		o := &opts[i].opt
+		if o.ID == "" {
+			o.ID = itoa(i + 1)
+		}
+		if p.reject != nil {
+			o.Kind = "allow"
+			if p.reject.MatchString(o.Label) {
+				o.Kind = "reject"
+			}
+		}
+		o.Keys = tmpl.expand(keyContext{id: o.ID, key: opts[i].key, index: i, count: len(opts), selected: selected})
+		pr.Options = append(pr.Options, *o)
+	}
+	if p.question != nil {
+		pr.Question = p.findQuestion(rows, firstOption)
+	}
+	pr.ID = fingerprint(pr)
+	return pr
+}
+
+func (p *PromptParser) findQuestion(rows []string, firstOption int) string {
+	pick := func(row string) string {
+		m := p.question.FindStringSubmatch(row)
+		if m == nil {
+			return ""
+		}
+		if i := p.question.SubexpIndex("question"); i > 0 && m[i] != "" {
+			return strings.TrimSpace(m[i])
+		}
+		if len(m) > 1 && m[1] != "" {
+			return strings.TrimSpace(m[1])
+		}
+		return strings.TrimSpace(m[0])
+	}
+	if firstOption > 0 {
+		for i := firstOption - 1; i >= 0; i-- {
+			if q := pick(rows[i]); q != "" {
+				return q
+			}
+		}
+	}
+	for _, row := range rows {
+		if q := pick(row); q != "" {
+			return q
+		}
+	}
+	return ""
+}
+
+// fingerprint hashes what a person reads in a prompt, nothing else.
+func fingerprint(p *Prompt) string {
+	h := sha256.New()
+	h.Write([]byte(p.Kind))
+	h.Write([]byte{0})
+	h.Write([]byte(p.Question))
+	for _, o := range p.Options {
+		h.Write([]byte{0})
+		h.Write([]byte(o.ID))
+		h.Write([]byte{1})
+		h.Write([]byte(o.Label))
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}
+
+func itoa(i int) string {
+	if i < 10 {
+		return string(rune('0' + i))
+	}
+	return itoa(i/10) + string(rune('0'+i%10))
+}

@@ -1,0 +1,218 @@
+package detect_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/agentd/agentd/detect"
+	"github.com/agentd/agentd/sessions/term"
+)
+
+// capture is one labelled fixture: raw PTY bytes and what a person saw.
+type capture struct {
+	Path     string `json:"-"`
+	Agent    string `json:"agent"`
+	Version  string `json:"version"`
+	Scenario string `json:"scenario"`
+	Cols     int    `json:"cols"`
+	Rows     int    `json:"rows"`
+	State    string `json:"state"`
+	Outcome  string `json:"outcome"`
+	Prompt   *struct {
+		Kind     string   `json:"kind"`
+		Question string   `json:"question"`
+		Options  []string `json:"options"`
+	} `json:"prompt"`
+	misdetected bool
+}
+
+const fixtureRoot = "../fixtures"
+
+// loadCorpus finds fixtures/<agent>/<version>/<state>/<name>.raw with their
+// .json labels; known-misdetection/ captures are marked as such.
+func loadCorpus(t testing.TB) []capture {
+	t.Helper()
+	var out []capture
+	err := filepath.WalkDir(fixtureRoot, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case "sessions", "logs", "agents", "record", "fakemodel", "node_modules":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(p, ".raw") {
+			return nil
+		}
+		meta, err := os.ReadFile(strings.TrimSuffix(p, ".raw") + ".json")
+		if err != nil {
+			t.Errorf("%s: no label file beside it: %v", p, err)
+			return nil
+		}
+		var c capture
+		if err := json.Unmarshal(meta, &c); err != nil {
+			t.Errorf("%s: bad label: %v", p, err)
+			return nil
+		}
+		c.Path = p
+		c.misdetected = filepath.Base(filepath.Dir(p)) == "known-misdetection"
+		if !c.misdetected && filepath.Base(filepath.Dir(p)) != c.State {
+			t.Errorf("%s: labelled %q but filed under %q", p, c.State, filepath.Base(filepath.Dir(p)))
+		}
+		out = append(out, c)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func loadSet(t testing.TB) *detect.Set {
+	t.Helper()
+	set, warnings := detect.Load(nil, "")
+	for _, w := range warnings {
+		t.Errorf("built-in manifest: %v", w)
+	}
+	return set
+}
+
+func (c capture) screen(t testing.TB) detect.Screen {
+	raw, err := os.ReadFile(c.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return term.Render(raw, c.Cols, c.Rows)
+}
+
+// check compares a verdict with the capture's label and returns what differs.
+func (c capture) check(v detect.Verdict) []string {
+	var bad []string
+	if v.State != c.State {
+		bad = append(bad, "state "+v.State+" ("+v.Reason+"), want "+c.State)
+	}
+	if c.State == detect.StateDone && c.Outcome != "" && v.State == detect.StateDone && v.Outcome != c.Outcome {
+		bad = append(bad, "outcome "+v.Outcome+", want "+c.Outcome)
+	}
+	if c.State == detect.StateBlocked && v.State == detect.StateBlocked && c.Prompt != nil {
+		if v.Prompt.Question != c.Prompt.Question {
+			bad = append(bad, "question "+quote(v.Prompt.Question)+", want "+quote(c.Prompt.Question))
+		}
+		if v.Prompt.Kind != c.Prompt.Kind {
+			bad = append(bad, "kind "+v.Prompt.Kind+", want "+c.Prompt.Kind)
+		}
+		var labels []string
+		for _, o := range v.Prompt.Options {
+			labels = append(labels, o.Label)
+			if o.Keys == "" {
+				bad = append(bad, "option "+quote(o.Label)+" has no answer keys")
+			}
+		}
+		if strings.Join(labels, "|") != strings.Join(c.Prompt.Options, "|") {
+			bad = append(bad, "options "+quote(strings.Join(labels, " | "))+", want "+quote(strings.Join(c.Prompt.Options, " | ")))
+		}
+	}
+	return bad
+}
+
+func quote(s string) string { return "«" + s + "»" }
+
+// TestCorpus classifies every capture with its agent's manifest: states,
+// outcomes, questions and options must be as recorded; no false blocked.
+func TestCorpus(t *testing.T) {
+	set := loadSet(t)
+	corpus := loadCorpus(t)
+	if len(corpus) == 0 {
+		t.Fatal("no captures under fixtures/")
+	}
+	for _, c := range corpus {
+		name := c.Agent + "/" + strings.TrimSuffix(strings.TrimPrefix(c.Path, fixtureRoot+"/"+c.Agent+"/"), ".raw")
+		t.Run(name, func(t *testing.T) {
+			m, ok := set.Lookup(c.Agent)
+			if !ok {
+				t.Fatalf("no manifest for agent %q", c.Agent)
+			}
+			sc := c.screen(t)
+			v := m.Classify(sc)
+			bad := c.check(v)
+			if c.misdetected {
+				if len(bad) == 0 {
+					t.Errorf("known misdetection now classifies right: move it back to %s/ and delete its note", c.State)
+				}
+				return
+			}
+			for _, b := range bad {
+				t.Error(b)
+			}
+			if len(bad) > 0 {
+				t.Logf("screen:\n%s", sc.Text())
+			}
+			if id := set.Identify(sc); id.Name != c.Agent {
+				t.Errorf("identified as %q from the screen, want %q", id.Name, c.Agent)
+			}
+		})
+	}
+}
+
+// TestEveryRuleHasACapture fails for a rule that no capture exercises: an
+// untested rule is a guess.
+func TestEveryRuleHasACapture(t *testing.T) {
+	set := loadSet(t)
+	used := map[string]bool{}
+	for _, c := range loadCorpus(t) {
+		if c.misdetected {
+			continue
+		}
+		m, ok := set.Lookup(c.Agent)
+		if !ok {
+			continue
+		}
+		used[m.Classify(c.screen(t)).Reason] = true
+	}
+	var missing []string
+	for _, m := range set.Manifests() {
+		if m.Extends != "" {
+			continue // its rules are the base manifest's, checked there
+		}
+		for _, r := range m.Rules {
+			if !used[m.Name+"."+r.ID] {
+				missing = append(missing, m.Name+"."+r.ID)
+			}
+		}
+	}
+	sort.Strings(missing)
+	for _, id := range missing {
+		t.Errorf("rule %s is matched by no capture", id)
+	}
+}
+
+// TestNoFalseBlocked counts blocked verdicts on captures labelled otherwise,
+// across every manifest: a prompt that is not there is the costliest error.
+func TestNoFalseBlocked(t *testing.T) {
+	set := loadSet(t)
+	for _, c := range loadCorpus(t) {
+		if c.State == detect.StateBlocked {
+			continue
+		}
+		sc := c.screen(t)
+		m, ok := set.Lookup(c.Agent)
+		if !ok {
+			continue
+		}
+		if v := m.Classify(sc); v.State == detect.StateBlocked && !c.misdetected {
+			t.Errorf("%s: false blocked by %s", c.Path, v.Reason)
+		}
+		if g, _ := set.Lookup(detect.Generic); g != nil {
+			if v := g.Classify(sc); v.State == detect.StateBlocked {
+				t.Errorf("%s: the generic rules call a %s screen blocked (%s)", c.Path, c.State, v.Reason)
+			}
+		}
+	}
+}

@@ -1,0 +1,424 @@
+package detect
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"regexp"
+	"regexp/syntax"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Limits the loader enforces, so a manifest cannot make classification slow.
+// RE2 is linear in the input; these keep the constant small.
+const (
+	MaxRules         = 128
+	MaxRegions       = 32
+	MaxPrompts       = 32
+	MaxPatternLength = 512
+	MaxPatterns      = 16 // per match / unless list
+)
+
+// States a rule may decide.
+const (
+	StateWorking = "working"
+	StateBlocked = "blocked"
+	StateIdle    = "idle"
+	StateDone    = "done"
+	StateError   = "error"
+)
+
+var ruleStates = map[string]bool{StateWorking: true, StateBlocked: true, StateIdle: true, StateDone: true, StateError: true}
+var outcomes = map[string]bool{"completed": true, "interrupted": true, "failed": true, "unknown": true}
+var promptKinds = map[string]bool{"permission": true, "question": true, "trust": true, "auth": true, "confirm": true}
+
+// Manifest is one agent's detection rules, loaded from TOML.
+type Manifest struct {
+	Name     string   `toml:"name"`
+	Display  string   `toml:"display"`
+	Versions []string `toml:"versions"`
+	// Extends names a manifest whose regions, rules and prompts this one
+	// uses when it has no rules of its own (agents known only by name).
+	Extends  string                   `toml:"extends"`
+	Identify Identify                 `toml:"identify"`
+	Regions  []Region                 `toml:"region"`
+	Rules    []Rule                   `toml:"rule"`
+	Prompts  map[string]*PromptParser `toml:"prompt"`
+
+	// Source names where the manifest came from (embedded or a file path).
+	Source string `toml:"-"`
+
+	regions map[string]*Region
+}
+
+// Identify says how to recognise the agent.
+type Identify struct {
+	// Process names (comm or argv[0] base name) that mean this agent.
+	Process []string `toml:"process"`
+	// Argv substrings that mean this agent inside a wrapper (node, npx, bun).
+	Argv []string `toml:"argv"`
+	// Title and Screen patterns recognise the agent from what it draws.
+	Title  []string `toml:"title"`
+	Screen []string `toml:"screen"`
+
+	title, screen []*regexp.Regexp
+}
+
+// Region is a named part of the screen a rule looks at.
+type Region struct {
+	Name string `toml:"name"`
+	// Source is "screen" (default) or "title".
+	Source string `toml:"source"`
+	// Bottom keeps the rows from the Bottom-th non-empty row from the end
+	// down to the last row (0 keeps the whole screen).
+	Bottom int `toml:"bottom"`
+	// After starts the region below the last row matching it (within Bottom).
+	After string `toml:"after"`
+	// Before ends the region above the first row matching it (after After).
+	Before string `toml:"before"`
+
+	after, before *regexp.Regexp
+}
+
+// Rule decides a state when all its patterns match its region.
+type Rule struct {
+	ID      string   `toml:"id"`
+	State   string   `toml:"state"`
+	Outcome string   `toml:"outcome"`
+	Region  string   `toml:"region"`
+	Match   []string `toml:"match"`
+	Unless  []string `toml:"unless"`
+	// Also lists further conditions on other regions; all must hold.
+	Also []Condition `toml:"also"`
+	// AltScreen, when set, requires the alternate screen to be on or off.
+	AltScreen *bool `toml:"alt_screen"`
+	// Prompt names the parser that extracts the prompt of a blocked rule.
+	Prompt string `toml:"prompt"`
+
+	cond Condition
+	line int
+}
+
+// Condition is a set of patterns over one region.
+type Condition struct {
+	Region string   `toml:"region"`
+	Match  []string `toml:"match"`
+	Unless []string `toml:"unless"`
+
+	match, unless []*regexp.Regexp
+}
+
+// PromptParser extracts a prompt's question and options from a region.
+type PromptParser struct {
+	Kind   string `toml:"kind"`
+	Region string `toml:"region"`
+	// Question matches the row that asks; its first capture group (or the
+	// whole match) is the question. The last match above the first option
+	// wins, else the first match anywhere in the region.
+	Question string `toml:"question"`
+	// Option matches one option; several may match on one row. Named
+	// groups: label (required), id, key, description, selected.
+	Option string `toml:"option"`
+	// Continuation matches a row that continues the previous option's label
+	// (a label wrapped on a narrow terminal).
+	Continuation string `toml:"continuation"`
+	// Keys is the answer template, see keys.go.
+	Keys string `toml:"keys"`
+	// Reject marks options whose label matches as rejecting (kind "reject").
+	Reject   string `toml:"reject"`
+	Freeform bool   `toml:"freeform"`
+
+	question, option, continuation, reject *regexp.Regexp
+	line                                   int
+}
+
+// LoadError is a manifest problem with its place.
+type LoadError struct {
+	File string
+	Line int
+	Rule string // rule or prompt id, when the problem is in one
+	Msg  string
+}
+
+func (e *LoadError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+	}
+	b.WriteString(": ")
+	if e.Rule != "" {
+		fmt.Fprintf(&b, "%s: ", e.Rule)
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// ParseManifest reads and checks one manifest. file names it in errors.
+func ParseManifest(file string, data []byte) (*Manifest, error) {
+	var m Manifest
+	md, err := toml.Decode(string(data), &m)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return nil, &LoadError{File: file, Line: pe.Position.Line, Msg: pe.Message}
+		}
+		return nil, &LoadError{File: file, Msg: err.Error()}
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		return nil, &LoadError{File: file, Line: lineOfKey(data, und[0]), Msg: fmt.Sprintf("unknown key %q", und[0].String())}
+	}
+	m.Source = file
+	if err := m.compile(file, data); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+func (m *Manifest) compile(file string, data []byte) error {
+	errAt := func(line int, id, format string, args ...any) error {
+		return &LoadError{File: file, Line: line, Rule: id, Msg: fmt.Sprintf(format, args...)}
+	}
+	if m.Name == "" {
+		return errAt(0, "", "missing name")
+	}
+	if len(m.Rules) > MaxRules {
+		return errAt(0, "", "%d rules, at most %d allowed", len(m.Rules), MaxRules)
+	}
+	if len(m.Regions) > MaxRegions {
+		return errAt(0, "", "%d regions, at most %d allowed", len(m.Regions), MaxRegions)
+	}
+	if len(m.Prompts) > MaxPrompts {
+		return errAt(0, "", "%d prompts, at most %d allowed", len(m.Prompts), MaxPrompts)
+	}
+	var err error
+	if m.Identify.title, err = compileList(m.Identify.Title); err != nil {
+		return errAt(lineOf(data, "[identify]", 0), "", "identify title: %v", err)
+	}
+	if m.Identify.screen, err = compileList(m.Identify.Screen); err != nil {
+		return errAt(lineOf(data, "[identify]", 0), "", "identify screen: %v", err)
+	}
+
+	regionLines := headerLines(data, "[[region]]")
+	m.regions = map[string]*Region{}
+	for i := range m.Regions {
+		r := &m.Regions[i]
+		line := at(regionLines, i)
+		id := fmt.Sprintf("region %q", r.Name)
+		if r.Name == "" {
+			return errAt(line, "", "region without a name")
+		}
+		if _, dup := m.regions[r.Name]; dup {
+			return errAt(line, id, "defined twice")
+		}
+		switch r.Source {
+		case "", "screen", "title":
+		default:
+			return errAt(line, id, "source %q: want screen or title", r.Source)
+		}
+		if r.Bottom < 0 {
+			return errAt(line, id, "bottom %d: want 0 or more", r.Bottom)
+		}
+		if r.after, err = compileOne(r.After); err != nil {
+			return errAt(line, id, "after: %v", err)
+		}
+		if r.before, err = compileOne(r.Before); err != nil {
+			return errAt(line, id, "before: %v", err)
+		}
+		m.regions[r.Name] = r
+	}
+	checkRegion := func(line int, id, name string) error {
+		if name == "" || name == "screen" || name == "title" {
+			return nil // built in: the whole screen, the title
+		}
+		if _, ok := m.regions[name]; !ok {
+			return errAt(line, id, "unknown region %q", name)
+		}
+		return nil
+	}
+
+	promptLines := map[string]int{}
+	for name, p := range m.Prompts {
+		line := lineOf(data, "[prompt."+name+"]", 0)
+		promptLines[name] = line
+		id := fmt.Sprintf("prompt %q", name)
+		p.line = line
+		if !promptKinds[p.Kind] {
+			return errAt(line, id, "kind %q: want permission, question, trust, auth or confirm", p.Kind)
+		}
+		if err := checkRegion(line, id, p.Region); err != nil {
+			return err
+		}
+		if p.Option == "" {
+			return errAt(line, id, "missing option pattern")
+		}
+		if p.option, err = compileOne(p.Option); err != nil {
+			return errAt(lineOf(data, "option", line), id, "option: %v", err)
+		}
+		if !hasGroup(p.option, "label") {
+			return errAt(lineOf(data, "option", line), id, "option: needs a (?P<label>…) group")
+		}
+		if p.question, err = compileOne(p.Question); err != nil {
+			return errAt(lineOf(data, "question", line), id, "question: %v", err)
+		}
+		if p.continuation, err = compileOne(p.Continuation); err != nil {
+			return errAt(lineOf(data, "continuation", line), id, "continuation: %v", err)
+		}
+		if p.reject, err = compileOne(p.Reject); err != nil {
+			return errAt(lineOf(data, "reject", line), id, "reject: %v", err)
+		}
+		if p.Keys == "" {
+			return errAt(line, id, "missing keys template")
+		}
+		if _, err := parseKeys(p.Keys); err != nil {
+			return errAt(lineOf(data, "keys", line), id, "keys: %v", err)
+		}
+	}
+
+	ruleLines := headerLines(data, "[[rule]]")
+	seen := map[string]bool{}
+	sawOther := false
+	for i := range m.Rules {
+		r := &m.Rules[i]
+		line := at(ruleLines, i)
+		r.line = line
+		id := fmt.Sprintf("rule %q", r.ID)
+		if r.ID == "" {
+			return errAt(line, "", "rule without an id")
+		}
+		if seen[r.ID] {
+			return errAt(line, id, "id used twice")
+		}
+		seen[r.ID] = true
+		if !ruleStates[r.State] {
+			return errAt(line, id, "state %q: want blocked, working, idle, done or error", r.State)
+		}
+		if r.State == StateBlocked {
+			if sawOther {
+				return errAt(line, id, "blocked rules must come before all others (a visible blocker always holds)")
+			}
+			if r.Prompt == "" {
+				return errAt(line, id, "a blocked rule needs a prompt parser")
+			}
+		} else {
+			sawOther = true
+		}
+		if r.Prompt != "" {
+			if _, ok := m.Prompts[r.Prompt]; !ok {
+				return errAt(line, id, "unknown prompt %q", r.Prompt)
+			}
+		}
+		if r.Outcome != "" && (r.State != StateDone || !outcomes[r.Outcome]) {
+			return errAt(line, id, "outcome %q: only done rules have one (completed, interrupted, failed, unknown)", r.Outcome)
+		}
+		if r.State == StateDone && r.Outcome == "" {
+			r.Outcome = "unknown"
+		}
+		if len(r.Match) == 0 {
+			return errAt(line, id, "no match patterns")
+		}
+		r.cond = Condition{Region: r.Region, Match: r.Match, Unless: r.Unless}
+		conds := append([]*Condition{&r.cond}, ptrs(r.Also)...)
+		for _, c := range conds {
+			if err := checkRegion(line, id, c.Region); err != nil {
+				return err
+			}
+			if len(c.Match) > MaxPatterns || len(c.Unless) > MaxPatterns {
+				return errAt(line, id, "more than %d patterns in one list", MaxPatterns)
+			}
+			if c.match, err = compileList(c.Match); err != nil {
+				return errAt(lineOf(data, "match", line), id, "match: %v", err)
+			}
+			if c.unless, err = compileList(c.Unless); err != nil {
+				return errAt(lineOf(data, "unless", line), id, "unless: %v", err)
+			}
+		}
+	}
+	return nil
+}
+
+func ptrs(cs []Condition) []*Condition {
+	out := make([]*Condition, len(cs))
+	for i := range cs {
+		out[i] = &cs[i]
+	}
+	return out
+}
+
+// compileOne compiles a pattern in multi-line mode: ^ and $ match at row ends.
+func compileOne(p string) (*regexp.Regexp, error) {
+	if p == "" {
+		return nil, nil
+	}
+	if len(p) > MaxPatternLength {
+		return nil, fmt.Errorf("pattern of %d bytes, at most %d allowed", len(p), MaxPatternLength)
+	}
+	re, err := regexp.Compile("(?m)" + p)
+	if err != nil {
+		// regexp's message repeats the pattern; keep only what is wrong.
+		var se *syntax.Error
+		if errors.As(err, &se) {
+			return nil, fmt.Errorf("%s: %s", se.Code, se.Expr)
+		}
+		return nil, err
+	}
+	return re, nil
+}
+
+func compileList(ps []string) ([]*regexp.Regexp, error) {
+	out := make([]*regexp.Regexp, 0, len(ps))
+	for _, p := range ps {
+		re, err := compileOne(p)
+		if err != nil {
+			return nil, fmt.Errorf("%q: %w", p, err)
+		}
+		if re != nil {
+			out = append(out, re)
+		}
+	}
+	return out, nil
+}
+
+func hasGroup(re *regexp.Regexp, name string) bool {
+	return re.SubexpIndex(name) >= 0
+}
+
+// headerLines returns the 1-based line of each occurrence of header.
+func headerLines(data []byte, header string) []int {
+	var lines []int
+	for i, l := range bytes.Split(data, []byte("\n")) {
+		if strings.TrimSpace(string(l)) == header {
+			lines = append(lines, i+1)
+		}
+	}
+	return lines
+}
+
+// lineOf finds the first line at or after from that starts with key.
+func lineOf(data []byte, key string, from int) int {
+	for i, l := range bytes.Split(data, []byte("\n")) {
+		if i+1 < from {
+			continue
+		}
+		if strings.HasPrefix(strings.TrimSpace(string(l)), key) {
+			return i + 1
+		}
+	}
+	return from
+}
+
+func lineOfKey(data []byte, k toml.Key) int {
+	if len(k) == 0 {
+		return 0
+	}
+	return lineOf(data, k[len(k)-1], 0)
+}
+
+func at(lines []int, i int) int {
+	if i < len(lines) {
+		return lines[i]
+	}
+	return 0
+}
