@@ -12,6 +12,8 @@ require (
 	github.com/adrg/xdg v0.5.3 // indirect
 	github.com/clipperhouse/uax29/v2 v2.2.0 // indirect
 	github.com/creack/pty v1.1.24 // indirect
+	github.com/rogpeppe/go-internal v1.16.0 // indirect
 	github.com/sourcegraph/jsonrpc2 v0.2.3 // indirect
 	golang.org/x/sys v0.26.0 // indirect
+	golang.org/x/tools v0.26.0 // indirect
 )

@@ -360,7 +360,7 @@ func compileOne(p string) (*regexp.Regexp, error) {
 		// regexp's message repeats the pattern; keep only what is wrong.
 		var se *syntax.Error
 		if errors.As(err, &se) {
-			return nil, fmt.Errorf("%s: %s", se.Code, se.Expr)
+			return nil, fmt.Errorf("%s", se.Code)
 		}
 		return nil, err
 	}

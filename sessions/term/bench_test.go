@@ -1,0 +1,64 @@
+package term
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+)
+
+// BenchmarkFeed pushes whole real agent sessions (fixtures/*/*/sessions/*.raw)
+// through the terminal, in the chunk sizes a PTY read delivers, and reports
+// throughput. The largest recording per agent is used.
+func BenchmarkFeed(b *testing.B) {
+	files, _ := filepath.Glob("../../fixtures/*/*/sessions/*.raw")
+	largest := map[string]string{}
+	size := map[string]int64{}
+	for _, f := range files {
+		agent := filepath.Base(filepath.Dir(filepath.Dir(filepath.Dir(f))))
+		if st, err := os.Stat(f); err == nil && st.Size() > size[agent] {
+			largest[agent], size[agent] = f, st.Size()
+		}
+	}
+	if len(largest) == 0 {
+		b.Skip("no session recordings under fixtures/")
+	}
+	agents := make([]string, 0, len(largest))
+	for a := range largest {
+		agents = append(agents, a)
+	}
+	sort.Strings(agents)
+	for _, a := range agents {
+		raw, err := os.ReadFile(largest[a])
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(a, func(b *testing.B) {
+			b.SetBytes(int64(len(raw)))
+			for b.Loop() {
+				t := New(Options{Cols: 120, Rows: 40, Reply: func([]byte) {}})
+				for off := 0; off < len(raw); off += 4096 {
+					t.Write(raw[off:min(off+4096, len(raw))])
+				}
+				t.Snapshot()
+			}
+		})
+	}
+}
+
+// BenchmarkSnapshot renders a 120x40 screen, which agentd does before each
+// classification.
+func BenchmarkSnapshot(b *testing.B) {
+	files, _ := filepath.Glob("../../fixtures/*/*/sessions/*.raw")
+	if len(files) == 0 {
+		b.Skip("no session recordings under fixtures/")
+	}
+	sort.Strings(files)
+	raw, _ := os.ReadFile(files[0])
+	t := New(Options{Cols: 120, Rows: 40})
+	t.Write(raw)
+	b.ReportAllocs()
+	for b.Loop() {
+		t.Snapshot()
+	}
+}
