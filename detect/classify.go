@@ -334,7 +334,7 @@ func (p *PromptParser) extract(rows []string) *Prompt {
 	if p.question != nil {
 		pr.Question = p.findQuestion(rows, firstOption)
 	}
-	pr.ID = fingerprint(pr)
+	pr.ID = Fingerprint(pr)
 	return pr
 }
 
@@ -367,8 +367,9 @@ func (p *PromptParser) findQuestion(rows []string, firstOption int) string {
 	return ""
 }
 
-// fingerprint hashes what a person reads in a prompt, nothing else.
-func fingerprint(p *Prompt) string {
+// Fingerprint hashes what a person reads in a prompt, nothing else: it is
+// the prompt's ID.
+func Fingerprint(p *Prompt) string {
 	h := sha256.New()
 	h.Write([]byte(p.Kind))
 	h.Write([]byte{0})

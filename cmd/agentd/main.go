@@ -26,6 +26,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	switch args[0] {
+	case "--stdio", "-stdio", "stdio":
+		return cmdStdio(args[1:], stdin, stdout, stderr)
 	case "classify":
 		return cmdClassify(args[1:], stdout, stderr, false)
 	case "explain":
@@ -46,6 +48,8 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `usage: agentd <command> [arguments]
 
 commands:
+  --stdio [--verbose] [--cooldown 30s] [--log FILE]
+            serve the editor protocol (JSON-RPC, LSP framing) on stdin/stdout
   classify [--agent NAME] [--cols N] [--rows N] [--screen] [--json] FILE...
             classify each captured screen: agent, state, reason, prompt
   explain   [same flags] FILE...

@@ -159,7 +159,7 @@ func (t *Terminal) process(buf []byte) {
 			continue
 		}
 		i += size
-		if runewidth.RuneWidth(r) == 2 {
+		if cellWidth(r) == 2 {
 			// vt10x gives every rune one cell; a real terminal advances two.
 			// Step over the second cell so text after it lands where the
 			// program meant it to.
@@ -172,6 +172,15 @@ func (t *Terminal) process(buf []byte) {
 }
 
 var cursorForward = []byte("\x1b[C")
+
+// cellWidth is go-runewidth's width with a fast path: no rune below U+1100
+// (where the first wide block starts) takes two cells.
+func cellWidth(r rune) int {
+	if r < 0x1100 {
+		return 1
+	}
+	return runewidth.RuneWidth(r)
+}
 
 func (t *Terminal) feed(b []byte) {
 	if len(b) > 0 {
@@ -422,7 +431,7 @@ func (t *Terminal) Snapshot() detect.Screen {
 				r = ' '
 			}
 			b.WriteRune(r)
-			if runewidth.RuneWidth(r) == 2 && x+1 < cols && t.vt.Cell(x+1, y).Char == ' ' {
+			if cellWidth(r) == 2 && x+1 < cols && t.vt.Cell(x+1, y).Char == ' ' {
 				x++ // the wide glyph's second cell
 			}
 		}

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// agentdBinary builds the real agentd once per test run.
+func agentdBinary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "agentd-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "agentd")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+// client drives a real `agentd --stdio` over pipes, as an editor does, with
+// an independent framing codec (jsonrpc2's VS Code codec).
+type client struct {
+	t    testing.TB
+	cmd  *exec.Cmd
+	conn *jsonrpc2.Conn
+	in   io.WriteCloser
+
+	mu     sync.Mutex
+	notes  []notification
+	notify chan struct{}
+}
+
+type notification struct {
+	Method string
+	Params json.RawMessage
+	At     time.Time
+}
+
+func startAgentd(t testing.TB, extraArgs ...string) *client {
+	t.Helper()
+	cmd := exec.Command(agentdBinary(t), append([]string{"--stdio", "--log", filepath.Join(t.TempDir(), "agentd.log")}, extraArgs...)...)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := &client{t: t, cmd: cmd, in: in, notify: make(chan struct{}, 1)}
+	rw := struct {
+		io.Reader
+		io.WriteCloser
+	}{out, in}
+	c.conn = jsonrpc2.NewConn(context.Background(), jsonrpc2.NewBufferedStream(rw, jsonrpc2.VSCodeObjectCodec{}), jsonrpc2.HandlerWithError(c.handle), jsonrpc2.SetLogger(log.New(io.Discard, "", 0)))
+	t.Cleanup(func() { c.close() })
+	c.call("initialize", map[string]any{"clientInfo": map[string]string{"name": "agentd-test"}}, nil)
+	return c
+}
+
+func (c *client) handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) (any, error) {
+	if req.Params == nil {
+		return nil, nil
+	}
+	c.mu.Lock()
+	c.notes = append(c.notes, notification{Method: req.Method, Params: append(json.RawMessage(nil), *req.Params...), At: time.Now()})
+	c.mu.Unlock()
+	select {
+	case c.notify <- struct{}{}:
+	default:
+	}
+	return nil, nil
+}
+
+func (c *client) call(method string, params, result any) error {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return c.conn.Call(ctx, method, params, result)
+}
+
+func (c *client) mustCall(method string, params, result any) {
+	c.t.Helper()
+	if err := c.call(method, params, result); err != nil {
+		c.t.Fatalf("%s: %v", method, err)
+	}
+}
+
+// stateNote is a session/state notification.
+type stateNote struct {
+	SessionID   string `json:"sessionId"`
+	State       string `json:"state"`
+	Previous    string `json:"previous"`
+	Outcome     string `json:"outcome"`
+	StateSource string `json:"stateSource"`
+	Reason      string `json:"reason"`
+	Attention   bool   `json:"attention"`
+	Prompt      *struct {
+		PromptID string `json:"promptId"`
+		Kind     string `json:"kind"`
+		Question string `json:"question"`
+		Options  []struct {
+			ID    string `json:"id"`
+			Label string `json:"label"`
+		} `json:"options"`
+	} `json:"prompt"`
+}
+
+// waitState waits for a session/state notification with the given state,
+// looking at notifications from index *from on, and advances *from past it.
+func (c *client) waitState(sessionID, state string, from *int, timeout time.Duration) stateNote {
+	c.t.Helper()
+	deadline := time.After(timeout)
+	for {
+		c.mu.Lock()
+		notes := c.notes
+		c.mu.Unlock()
+		for i := *from; i < len(notes); i++ {
+			n := notes[i]
+			if n.Method != "session/state" {
+				continue
+			}
+			var s stateNote
+			_ = json.Unmarshal(n.Params, &s)
+			if s.SessionID == sessionID && s.State == state {
+				*from = i + 1
+				return s
+			}
+		}
+		select {
+		case <-c.notify:
+		case <-deadline:
+			c.t.Fatalf("no %q state for %s within %s; states seen: %s", state, sessionID, timeout, c.states(sessionID))
+		}
+	}
+}
+
+// states lists the states notified for a session, in order.
+func (c *client) states(sessionID string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for _, n := range c.notes {
+		if n.Method != "session/state" {
+			continue
+		}
+		var s stateNote
+		_ = json.Unmarshal(n.Params, &s)
+		if s.SessionID == sessionID {
+			out = append(out, s.State+"("+s.Reason+")")
+		}
+	}
+	return out
+}
+
+func (c *client) close() {
+	_ = c.in.Close()
+	done := make(chan struct{})
+	go func() { _ = c.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = c.cmd.Process.Kill()
+		c.t.Errorf("agentd did not exit within 10s of stdin closing")
+	}
+}
+
+// rpcCode returns the JSON-RPC error code of err, or 0.
+func rpcCode(err error) int64 {
+	if e, ok := err.(*jsonrpc2.Error); ok {
+		return e.Code
+	}
+	return 0
+}

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/adrg/xdg"
+
+	"github.com/agentd/agentd/rpc"
+	"github.com/agentd/agentd/sessions"
+)
+
+// cmdStdio serves the editor protocol on stdin/stdout. stdout carries only
+// protocol; logs go to a file under the XDG state dir (and to stderr with
+// --verbose).
+func cmdStdio(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("agentd --stdio", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	verbose := fs.Bool("verbose", false, "also log to stderr")
+	cooldown := fs.Duration("cooldown", 30*time.Second, "attention is raised at most once per session and state in this window")
+	logPath := fs.String("log", "", "log file (default $XDG_STATE_HOME/agentd/agentd.log)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	log, closeLog := openLog(*logPath, *verbose, stderr)
+	defer closeLog()
+	rules, warnings := loadRules()
+	for _, w := range warnings {
+		log.Warn("manifest problem", "err", w)
+		if !*verbose {
+			fmt.Fprintf(stderr, "agentd: warning: %v\n", w)
+		}
+	}
+	srv := rpc.NewServer(sessions.Options{Rules: rules, Cooldown: *cooldown}, version, log)
+	log.Info("serving on stdio", "version", version, "pid", os.Getpid())
+	if err := srv.Serve(context.Background(), stdin, stdout); err != nil {
+		log.Error("serve", "err", err)
+		return 1
+	}
+	return 0
+}
+
+func openLog(path string, verbose bool, stderr io.Writer) (*slog.Logger, func()) {
+	var writers []io.Writer
+	closeFn := func() {}
+	if path == "" {
+		if p, err := xdg.StateFile("agentd/agentd.log"); err == nil {
+			path = p
+		}
+	}
+	if path != "" {
+		if f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600); err == nil {
+			writers = append(writers, f)
+			closeFn = func() { _ = f.Close() }
+		}
+	}
+	if verbose {
+		writers = append(writers, stderr)
+	}
+	if len(writers) == 0 {
+		return slog.New(slog.NewTextHandler(io.Discard, nil)), closeFn
+	}
+	return slog.New(slog.NewTextHandler(io.MultiWriter(writers...), &slog.HandlerOptions{Level: slog.LevelInfo})), closeFn
+}

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+type spawned struct {
+	SessionID string `json:"sessionId"`
+	Pid       int    `json:"pid"`
+	Agent     string `json:"agent"`
+	State     string `json:"state"`
+}
+
+// A real bash asks a y/n question through the real agentd binary: blocked
+// with its options, runtime_send refused, a stale answer refused without a
+// keystroke, the right answer goes through, the program continues.
+func TestStdioGuardedAnswerOnRealProgram(t *testing.T) {
+	c := startAgentd(t)
+	dir := t.TempDir()
+	script := `read -r -p "Delete the cache? [y/N] " a; echo "got:$a"; read -r -p "Really? [y/N] " b; echo "then:$b"; sleep 30`
+	var s spawned
+	c.mustCall("session/spawn", map[string]any{"argv": []string{"bash", "--norc", "-c", script}, "cwd": dir, "cols": 80, "rows": 24}, &s)
+	if s.Agent != "shell" || s.Pid == 0 {
+		t.Fatalf("spawn = %+v", s)
+	}
+	from := 0
+	b := c.waitState(s.SessionID, "blocked", &from, 10*time.Second)
+	if b.Prompt == nil || b.Prompt.Question != "Delete the cache?" || len(b.Prompt.Options) != 2 || !b.Attention || b.StateSource != "screen" {
+		t.Fatalf("blocked note = %+v", b)
+	}
+	err := c.call("runtime_send", map[string]any{"sessionId": s.SessionID, "text": "hello", "submit": true}, nil)
+	if rpcCode(err) != -32020 {
+		t.Fatalf("runtime_send while blocked: %v", err)
+	}
+	err = c.call("runtime_answer", map[string]any{"sessionId": s.SessionID, "promptId": "0000000000000000", "optionId": "1"}, nil)
+	if rpcCode(err) != -32021 {
+		t.Fatalf("stale answer: %v", err)
+	}
+	err = c.call("runtime_answer", map[string]any{"sessionId": s.SessionID, "promptId": b.Prompt.PromptID, "optionId": "9"}, nil)
+	if rpcCode(err) != -32022 {
+		t.Fatalf("unknown option: %v", err)
+	}
+	var read struct{ Rows []string }
+	c.mustCall("session/read", map[string]any{"sessionId": s.SessionID}, &read)
+	if strings.Contains(strings.Join(read.Rows, "\n"), "got:") {
+		t.Fatalf("a refused write reached the program:\n%s", strings.Join(read.Rows, "\n"))
+	}
+	var res struct{ State string }
+	c.mustCall("runtime_answer", map[string]any{"sessionId": s.SessionID, "promptId": b.Prompt.PromptID, "optionId": "1"}, &res)
+	// The next question is a new prompt: blocked again, with a new id.
+	b2 := c.waitState(s.SessionID, "blocked", &from, 10*time.Second)
+	if b2.Prompt.Question != "Really?" || b2.Prompt.PromptID == b.Prompt.PromptID {
+		t.Fatalf("second prompt = %+v", b2.Prompt)
+	}
+	c.mustCall("session/read", map[string]any{"sessionId": s.SessionID}, &read)
+	if !strings.Contains(strings.Join(read.Rows, "\n"), "got:y") {
+		t.Fatalf("answer not typed:\n%s", strings.Join(read.Rows, "\n"))
+	}
+	// Answering the first prompt again is stale now.
+	err = c.call("runtime_answer", map[string]any{"sessionId": s.SessionID, "promptId": b.Prompt.PromptID, "optionId": "1"}, nil)
+	if rpcCode(err) != -32021 {
+		t.Fatalf("answer to a gone prompt: %v", err)
+	}
+	c.mustCall("session/kill", map[string]any{"sessionId": s.SessionID}, nil)
+	c.waitState(s.SessionID, "exited", &from, 10*time.Second)
+}
+
+// Two answers racing for one prompt: exactly one is written.
+func TestStdioRacingAnswers(t *testing.T) {
+	c := startAgentd(t)
+	// Everything typed in the second after the answer is shown, quoted.
+	script := `read -r -n 1 -p "Proceed? [y/n] " a; IFS= read -r -t 1 -d '' rest; printf '\nanswers:%s extra:%q\n' "$a" "$rest"; sleep 30`
+	var s spawned
+	c.mustCall("session/spawn", map[string]any{"argv": []string{"bash", "--norc", "-c", script}, "cwd": t.TempDir()}, &s)
+	from := 0
+	b := c.waitState(s.SessionID, "blocked", &from, 10*time.Second)
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() {
+			errs <- c.call("runtime_answer", map[string]any{"sessionId": s.SessionID, "promptId": b.Prompt.PromptID, "optionId": "1"}, nil)
+		}()
+	}
+	ok := 0
+	for range 2 {
+		if err := <-errs; err == nil {
+			ok++
+		} else if code := rpcCode(err); code != -32021 && code != -32025 {
+			t.Fatalf("losing answer: %v", err)
+		}
+	}
+	if ok != 1 {
+		t.Fatalf("%d answers succeeded, want exactly 1", ok)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	var read struct{ Rows []string }
+	for time.Now().Before(deadline) {
+		c.mustCall("session/read", map[string]any{"sessionId": s.SessionID}, &read)
+		if strings.Contains(strings.Join(read.Rows, "\n"), "extra:") {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	screen := strings.Join(read.Rows, "\n")
+	if !strings.Contains(screen, "answers:y extra:$'\\n'") {
+		t.Fatalf("want one answer and nothing extra typed:\n%s", screen)
+	}
+}
+
+// After stdin closes, agentd ends every process group it started and exits.
+func TestStdioEOFEndsEverySession(t *testing.T) {
+	c := startAgentd(t)
+	var pids []int
+	for _, argv := range [][]string{
+		{"sleep", "300"},
+		{"bash", "--norc", "-c", "sleep 300 & sleep 300"},
+		{"bash", "--norc", "-c", "trap '' HUP; sleep 300"},
+	} {
+		var s spawned
+		c.mustCall("session/spawn", map[string]any{"argv": argv, "cwd": t.TempDir()}, &s)
+		pids = append(pids, s.Pid)
+	}
+	time.Sleep(300 * time.Millisecond) // let the shells start their children
+	var all []int
+	for _, p := range pids {
+		all = append(all, p)
+		all = append(all, childrenOf(p)...)
+	}
+	if len(all) < 5 {
+		t.Fatalf("expected the sessions' children to be running, found pids %v", all)
+	}
+	c.close()
+	for _, p := range all {
+		if alive(p) {
+			t.Errorf("pid %d still alive after agentd exited", p)
+		}
+	}
+}
+
+func childrenOf(pid int) []int {
+	var out []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// Field 4 is the parent pid; the command name (field 2) may hold spaces.
+		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(fields) > 1 {
+			if ppid, _ := strconv.Atoi(fields[1]); ppid == pid {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// alive reports whether pid exists and is not a zombie.
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); err != nil {
+		return false
+	}
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	return len(fields) > 0 && fields[0] != "Z"
+}
+
+var _ = json.Marshal

@@ -1,0 +1,160 @@
+package rpc
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/agentd/agentd/sessions"
+)
+
+// maxQueuedOutput bounds the output bytes waiting for a slow editor; past
+// it output is dropped (counted, then healed with a repaint) while state
+// notifications keep flowing, latest state per session winning.
+const maxQueuedOutput = 4 << 20
+
+// notifier queues notifications for the editor and sends them from its own
+// goroutine, so no session ever waits on the editor reading its stdin.
+type notifier struct {
+	log     *slog.Logger
+	repaint func(sessionID string) string
+
+	mu      sync.Mutex
+	wake    chan struct{}
+	queue   []*note
+	pending map[string]*note // queued state note per session
+	outLen  int
+	dropped map[string]int
+	closed  bool
+	done    chan struct{}
+}
+
+type note struct {
+	method string
+	params any
+	size   int
+}
+
+func newNotifier(log *slog.Logger) *notifier {
+	return &notifier{
+		log: log, wake: make(chan struct{}, 1), pending: map[string]*note{},
+		dropped: map[string]int{}, done: make(chan struct{}),
+	}
+}
+
+// State implements sessions.Events: a newer state replaces one still queued
+// for the same session (keeping the previous state the editor last saw).
+func (n *notifier) State(info sessions.Info, previous sessions.State, attention bool) {
+	st := info.State
+	p := &StateNotification{
+		SessionID: info.ID, Agent: info.Agent, State: st.Name, Previous: previous.Name,
+		Outcome: st.Outcome, StateSource: st.Source, Reason: st.Reason, Since: stamp(st.Since),
+		Attention: attention, Prompt: st.Prompt,
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if old, ok := n.pending[info.ID]; ok {
+		op := old.params.(*StateNotification)
+		p.Previous = op.Previous
+		p.Attention = p.Attention || op.Attention
+		old.params = p
+		return
+	}
+	nt := &note{method: "session/state", params: p}
+	n.pending[info.ID] = nt
+	n.push(nt)
+}
+
+// Output implements sessions.Events.
+func (n *notifier) Output(sessionID, data string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.outLen+len(data) > maxQueuedOutput {
+		n.dropped[sessionID] += len(data)
+		return
+	}
+	n.outLen += len(data)
+	n.push(&note{method: "session/output", params: &OutputNotification{SessionID: sessionID, Data: data}, size: len(data)})
+}
+
+// Exited implements sessions.Events.
+func (n *notifier) Exited(sessionID string, st sessions.ExitStatus) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.push(&note{method: "session/exited", params: &ExitedNotification{SessionID: sessionID, ExitCode: st.Code, Signal: st.Signal}})
+}
+
+func (n *notifier) push(nt *note) {
+	if n.closed {
+		return
+	}
+	n.queue = append(n.queue, nt)
+	select {
+	case n.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run sends queued notifications until close.
+func (n *notifier) run(ctx context.Context, conn *jsonrpc2.Conn) {
+	defer close(n.done)
+	for {
+		n.mu.Lock()
+		if len(n.queue) == 0 {
+			n.healDroppedLocked()
+		}
+		if len(n.queue) == 0 {
+			closed := n.closed
+			n.mu.Unlock()
+			if closed {
+				return
+			}
+			<-n.wake
+			continue
+		}
+		nt := n.queue[0]
+		n.queue = n.queue[1:]
+		if nt.method == "session/state" {
+			delete(n.pending, nt.params.(*StateNotification).SessionID)
+		}
+		n.outLen -= nt.size
+		n.mu.Unlock()
+		if err := conn.Notify(ctx, nt.method, nt.params); err != nil {
+			n.log.Debug("notification not sent", "method", nt.method, "err", err)
+		}
+	}
+}
+
+// healDroppedLocked tells each session's viewer how much output it missed
+// and repaints its screen, once the queue has drained.
+func (n *notifier) healDroppedLocked() {
+	if len(n.dropped) == 0 {
+		return
+	}
+	dropped := n.dropped
+	n.dropped = map[string]int{}
+	for id, count := range dropped {
+		data := ""
+		if n.repaint != nil {
+			n.mu.Unlock()
+			data = n.repaint(id)
+			n.mu.Lock()
+		}
+		n.outLen += len(data)
+		n.queue = append(n.queue, &note{method: "session/output", params: &OutputNotification{SessionID: id, Data: data, Dropped: count}, size: len(data)})
+	}
+}
+
+// close stops accepting notifications, sends what is queued and returns
+// once the queue is empty (or the editor is gone).
+func (n *notifier) close() {
+	n.mu.Lock()
+	n.closed = true
+	n.mu.Unlock()
+	select {
+	case n.wake <- struct{}{}:
+	default:
+	}
+}

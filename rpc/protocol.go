@@ -1,0 +1,213 @@
+// Package rpc is agentd's editor-facing JSON-RPC 2.0 server over stdio with
+// LSP base-protocol framing. Handlers are thin: they decode params, call
+// sessions, encode results. docs/protocol.md is the normative reference;
+// the types here mirror it.
+package rpc
+
+import "github.com/agentd/agentd/detect"
+
+// ProtocolVersion is bumped when a change would break a client.
+const ProtocolVersion = 1
+
+// Error codes. JSON-RPC's own are -32700..-32600; agentd's are its own range.
+const (
+	CodeParseError     = -32700
+	CodeInvalidRequest = -32600
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
+	CodeInternalError  = -32603
+
+	CodeShuttingDown    = -32000
+	CodeNotInitialized  = -32002
+	CodeSessionNotFound = -32010
+	CodeSessionExited   = -32011
+	CodeSpawnFailed     = -32012
+	CodeSessionBlocked  = -32020
+	CodePromptStale     = -32021
+	CodeOptionUnknown   = -32022
+	CodeNotAnswerable   = -32024
+	CodeAlreadyAnswered = -32025
+	CodeNotSupported    = -32030
+)
+
+// InitializeParams opens a connection.
+type InitializeParams struct {
+	ClientInfo   *ClientInfo    `json:"clientInfo,omitempty"`
+	Capabilities map[string]any `json:"capabilities,omitempty"`
+}
+
+// ClientInfo names the editor.
+type ClientInfo struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+}
+
+// InitializeResult describes agentd.
+type InitializeResult struct {
+	ServerInfo      ClientInfo  `json:"serverInfo"`
+	ProtocolVersion int         `json:"protocolVersion"`
+	Agents          []AgentInfo `json:"agents"`
+}
+
+// AgentInfo is one agent agentd has rules for.
+type AgentInfo struct {
+	Name    string   `json:"name"`
+	Display string   `json:"display"`
+	Process []string `json:"process,omitempty"`
+}
+
+// SpawnParams starts a session.
+type SpawnParams struct {
+	Argv     []string          `json:"argv"`
+	Cwd      string            `json:"cwd"`
+	Env      map[string]string `json:"env,omitempty"`
+	Cols     int               `json:"cols,omitempty"`
+	Rows     int               `json:"rows,omitempty"`
+	Agent    string            `json:"agent,omitempty"`
+	Protocol string            `json:"protocol,omitempty"` // "pty" (default) or "acp"
+	Hooks    *bool             `json:"hooks,omitempty"`
+	Name     string            `json:"name,omitempty"`
+}
+
+// Session is what agentd tells about a session.
+type Session struct {
+	SessionID   string         `json:"sessionId"`
+	Name        string         `json:"name"`
+	Agent       string         `json:"agent"`
+	Argv        []string       `json:"argv"`
+	Cwd         string         `json:"cwd"`
+	Pid         int            `json:"pid"`
+	Cols        int            `json:"cols"`
+	Rows        int            `json:"rows"`
+	State       string         `json:"state"`
+	Outcome     string         `json:"outcome,omitempty"`
+	StateSource string         `json:"stateSource"`
+	Reason      string         `json:"reason"`
+	Since       string         `json:"since"`
+	Prompt      *detect.Prompt `json:"prompt,omitempty"`
+	Exit        *Exit          `json:"exit,omitempty"`
+}
+
+// Exit is how a session's process ended.
+type Exit struct {
+	ExitCode int    `json:"exitCode"`
+	Signal   string `json:"signal,omitempty"`
+}
+
+// SessionRef names a session.
+type SessionRef struct {
+	SessionID string `json:"sessionId"`
+}
+
+// ListResult lists sessions.
+type ListResult struct {
+	Sessions []Session `json:"sessions"`
+}
+
+// ReadResult is a session's screen.
+type ReadResult struct {
+	Rows     []string `json:"rows"`
+	Cursor   Cursor   `json:"cursor"`
+	Title    string   `json:"title"`
+	Revision uint64   `json:"revision"`
+}
+
+// Cursor is a zero-based screen position.
+type Cursor struct {
+	Row     int  `json:"row"`
+	Col     int  `json:"col"`
+	Visible bool `json:"visible"`
+}
+
+// ResizeParams resizes a session.
+type ResizeParams struct {
+	SessionID string `json:"sessionId"`
+	Cols      int    `json:"cols"`
+	Rows      int    `json:"rows"`
+}
+
+// InputParams carries a person's keystrokes.
+type InputParams struct {
+	SessionID string `json:"sessionId"`
+	Data      string `json:"data"`
+}
+
+// SubscribeParams starts (output: true) or stops output notifications.
+type SubscribeParams struct {
+	SessionID string `json:"sessionId"`
+	Output    bool   `json:"output"`
+}
+
+// KillParams signals a session's process group.
+type KillParams struct {
+	SessionID string `json:"sessionId"`
+	Signal    string `json:"signal,omitempty"`
+}
+
+// PromptParams sends an ACP prompt turn.
+type PromptParams struct {
+	SessionID string `json:"sessionId"`
+	Text      string `json:"text"`
+}
+
+// SendParams is programmatic input.
+type SendParams struct {
+	SessionID string `json:"sessionId"`
+	Text      string `json:"text"`
+	Submit    bool   `json:"submit,omitempty"`
+}
+
+// AnswerParams answers the prompt on screen.
+type AnswerParams struct {
+	SessionID string `json:"sessionId"`
+	PromptID  string `json:"promptId"`
+	OptionID  string `json:"optionId,omitempty"`
+	Text      string `json:"text,omitempty"`
+}
+
+// AnswerResult is the state that followed an answer.
+type AnswerResult struct {
+	State       string         `json:"state"`
+	StateSource string         `json:"stateSource"`
+	Reason      string         `json:"reason"`
+	Prompt      *detect.Prompt `json:"prompt,omitempty"`
+}
+
+// ClassifyResult is a fresh verdict.
+type ClassifyResult struct {
+	Agent    string          `json:"agent"`
+	State    string          `json:"state"`
+	Outcome  string          `json:"outcome,omitempty"`
+	Reason   string          `json:"reason"`
+	Evidence detect.Evidence `json:"evidence"`
+	Prompt   *detect.Prompt  `json:"prompt,omitempty"`
+}
+
+// StateNotification is session/state.
+type StateNotification struct {
+	SessionID   string         `json:"sessionId"`
+	Agent       string         `json:"agent"`
+	State       string         `json:"state"`
+	Previous    string         `json:"previous"`
+	Outcome     string         `json:"outcome,omitempty"`
+	StateSource string         `json:"stateSource"`
+	Reason      string         `json:"reason"`
+	Since       string         `json:"since"`
+	Attention   bool           `json:"attention"`
+	Prompt      *detect.Prompt `json:"prompt,omitempty"`
+}
+
+// OutputNotification is session/output. Dropped counts bytes left out
+// because the editor was not reading; a repaint follows such a gap.
+type OutputNotification struct {
+	SessionID string `json:"sessionId"`
+	Data      string `json:"data"`
+	Dropped   int    `json:"dropped,omitempty"`
+}
+
+// ExitedNotification is session/exited.
+type ExitedNotification struct {
+	SessionID string `json:"sessionId"`
+	ExitCode  int    `json:"exitCode"`
+	Signal    string `json:"signal,omitempty"`
+}

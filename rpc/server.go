@@ -1,0 +1,230 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/agentd/agentd/sessions"
+)
+
+// Server serves one editor connection.
+type Server struct {
+	version string
+	log     *slog.Logger
+	mgr     *sessions.Manager
+	out     *notifier
+	conn    *jsonrpc2.Conn
+
+	exitOnce sync.Once
+	exit     chan struct{}
+}
+
+// handlerFunc handles one method; it returns the result or an error
+// (a *jsonrpc2.Error or one errorFor maps).
+type handlerFunc func(ctx context.Context, req *jsonrpc2.Request) (any, error)
+
+// NewServer returns a server whose sessions follow opts.
+func NewServer(opts sessions.Options, version string, log *slog.Logger) *Server {
+	s := &Server{version: version, log: log, exit: make(chan struct{})}
+	s.out = newNotifier(log)
+	s.mgr = sessions.NewManager(opts, s.out)
+	s.out.repaint = func(id string) string {
+		if sess, err := s.mgr.Get(id); err == nil {
+			return sess.Repaint()
+		}
+		return ""
+	}
+	return s
+}
+
+// Serve reads requests from r and writes responses and notifications to w
+// until the editor sends exit or closes r. Every session's process group is
+// ended before it returns.
+func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
+	st := newStream(r, w, nil)
+	s.conn = jsonrpc2.NewConn(ctx, st, s, jsonrpc2.SetLogger(slogLogger{s.log}))
+	go s.out.run(ctx, s.conn)
+	select {
+	case <-s.conn.DisconnectNotify():
+		s.log.Info("editor closed the connection")
+	case <-s.exit:
+		s.log.Info("exit requested")
+	case <-ctx.Done():
+	}
+	s.mgr.Shutdown()
+	s.out.close()
+	select { // let the last notifications (exits) reach the editor
+	case <-s.out.done:
+	case <-time.After(time.Second):
+	}
+	_ = s.conn.Close()
+	return nil
+}
+
+// methods maps each method to its handler; slow ones run on their own
+// goroutine so keystrokes behind them are not held up. Everything else is
+// handled in arrival order.
+func (s *Server) methods() map[string]handlerFunc {
+	return map[string]handlerFunc{
+		"initialize":        s.initialize,
+		"shutdown":          s.shutdown,
+		"session/spawn":     s.spawn,
+		"session/list":      s.list,
+		"session/read":      s.read,
+		"session/resize":    s.resize,
+		"session/input":     s.input,
+		"session/subscribe": s.subscribe,
+		"session/seen":      s.seen,
+		"session/kill":      s.kill,
+		"session/classify":  s.classify,
+		"session/prompt":    s.prompt,
+		"session/cancel":    s.cancel,
+		"runtime_send":      s.send,
+		"runtime_answer":    s.answer,
+	}
+}
+
+var slowMethods = map[string]bool{"shutdown": true, "runtime_answer": true, "runtime_send": true, "session/spawn": true}
+
+// Handle implements jsonrpc2.Handler.
+func (s *Server) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	if req.Method == "exit" {
+		s.exitOnce.Do(func() { close(s.exit) })
+		return
+	}
+	h, ok := s.methods()[req.Method]
+	if !ok {
+		if !req.Notif {
+			s.replyErr(ctx, req, &jsonrpc2.Error{Code: CodeMethodNotFound, Message: fmt.Sprintf("method %q not found", req.Method)})
+		}
+		return
+	}
+	run := func() {
+		defer func() {
+			if p := recover(); p != nil {
+				s.log.Error("handler panic", "method", req.Method, "panic", fmt.Sprint(p))
+				s.replyErr(ctx, req, &jsonrpc2.Error{Code: CodeInternalError, Message: fmt.Sprintf("internal error in %s", req.Method)})
+			}
+		}()
+		result, err := h(ctx, req)
+		if req.Notif {
+			return
+		}
+		if err != nil {
+			s.replyErr(ctx, req, errorFor(err))
+			return
+		}
+		if err := conn.Reply(ctx, req.ID, result); err != nil {
+			s.log.Warn("reply failed", "method", req.Method, "err", err)
+		}
+	}
+	if slowMethods[req.Method] {
+		go run()
+	} else {
+		run()
+	}
+}
+
+func (s *Server) replyErr(ctx context.Context, req *jsonrpc2.Request, e *jsonrpc2.Error) {
+	if req.Notif {
+		return
+	}
+	if err := s.conn.ReplyWithError(ctx, req.ID, e); err != nil {
+		s.log.Warn("error reply failed", "method", req.Method, "err", err)
+	}
+}
+
+// decode reads params into v, with errors that name the field.
+func decode(req *jsonrpc2.Request, v any) error {
+	if req.Params == nil || string(*req.Params) == "null" {
+		return &jsonrpc2.Error{Code: CodeInvalidParams, Message: fmt.Sprintf("%s: params are required", req.Method)}
+	}
+	if err := json.Unmarshal(*req.Params, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return &jsonrpc2.Error{Code: CodeInvalidParams, Message: fmt.Sprintf("%s: params.%s: want %s, got %s", req.Method, te.Field, te.Type, te.Value)}
+		}
+		return &jsonrpc2.Error{Code: CodeInvalidParams, Message: fmt.Sprintf("%s: params: %v", req.Method, err)}
+	}
+	return nil
+}
+
+// session decodes params with a sessionId and finds the session.
+func (s *Server) session(req *jsonrpc2.Request, v any, id func() string) (*sessions.Session, error) {
+	if err := decode(req, v); err != nil {
+		return nil, err
+	}
+	sid := id()
+	if sid == "" {
+		return nil, &jsonrpc2.Error{Code: CodeInvalidParams, Message: fmt.Sprintf("%s: params.sessionId is required", req.Method)}
+	}
+	return s.mgr.Get(sid)
+}
+
+// errorFor maps a sessions error to its protocol error.
+func errorFor(err error) *jsonrpc2.Error {
+	var je *jsonrpc2.Error
+	if errors.As(err, &je) {
+		return je
+	}
+	e := &jsonrpc2.Error{Code: CodeInternalError, Message: err.Error()}
+	var noSession *sessions.ErrNoSession
+	var blocked *sessions.BlockedError
+	var stale *sessions.StaleError
+	switch {
+	case errors.As(err, &noSession):
+		e.Code = CodeSessionNotFound
+	case errors.Is(err, sessions.ErrExited):
+		e.Code = CodeSessionExited
+	case errors.As(err, &blocked):
+		e.Code = CodeSessionBlocked
+		e.SetError(map[string]any{"prompt": blocked.Prompt})
+	case errors.As(err, &stale):
+		e.Code = CodePromptStale
+		e.SetError(map[string]any{"prompt": stale.Current})
+	case errors.Is(err, sessions.ErrUnknownOption):
+		e.Code = CodeOptionUnknown
+	case errors.Is(err, sessions.ErrNotAnswerable):
+		e.Code = CodeNotAnswerable
+	case errors.Is(err, sessions.ErrAlreadyAnswer):
+		e.Code = CodeAlreadyAnswered
+	case errors.Is(err, sessions.ErrShuttingDown):
+		e.Code = CodeShuttingDown
+	}
+	return e
+}
+
+func toSession(in sessions.Info) Session {
+	out := Session{
+		SessionID: in.ID, Name: in.Name, Agent: in.Agent, Argv: in.Argv, Cwd: in.Cwd, Pid: in.Pid,
+		Cols: in.Cols, Rows: in.Rows, State: in.State.Name, Outcome: in.State.Outcome,
+		StateSource: in.State.Source, Reason: in.State.Reason, Since: stamp(in.State.Since), Prompt: in.State.Prompt,
+	}
+	if in.Exit != nil {
+		out.Exit = &Exit{ExitCode: in.Exit.Code, Signal: in.Exit.Signal}
+	}
+	return out
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// slogLogger adapts jsonrpc2's logger to slog.
+type slogLogger struct{ l *slog.Logger }
+
+func (s slogLogger) Printf(format string, v ...any) {
+	s.l.Warn(strings.TrimSpace(fmt.Sprintf(format, v...)))
+}

@@ -1,0 +1,137 @@
+package rpc
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/agentd/agentd/sessions"
+)
+
+func (s *Server) spawn(_ context.Context, req *jsonrpc2.Request) (any, error) {
+	var p SpawnParams
+	if err := decode(req, &p); err != nil {
+		return nil, err
+	}
+	switch p.Protocol {
+	case "", "pty":
+	case "acp":
+		return nil, &jsonrpc2.Error{Code: CodeNotSupported, Message: "session/spawn: protocol \"acp\" is not available in this build"}
+	default:
+		return nil, &jsonrpc2.Error{Code: CodeInvalidParams, Message: fmt.Sprintf("session/spawn: params.protocol %q: want \"pty\" or \"acp\"", p.Protocol)}
+	}
+	sess, err := s.mgr.Spawn(sessions.SpawnSpec{Argv: p.Argv, Cwd: p.Cwd, Env: p.Env, Cols: p.Cols, Rows: p.Rows, Agent: p.Agent, Name: p.Name})
+	if err != nil {
+		if err == sessions.ErrShuttingDown {
+			return nil, err
+		}
+		return nil, &jsonrpc2.Error{Code: CodeSpawnFailed, Message: "session/spawn: " + err.Error()}
+	}
+	s.log.Info("session started", "session", sess.ID, "agent", sess.Info().Agent, "pid", sess.Pid)
+	return toSession(sess.Info()), nil
+}
+
+func (s *Server) list(context.Context, *jsonrpc2.Request) (any, error) {
+	res := ListResult{Sessions: []Session{}}
+	for _, sess := range s.mgr.List() {
+		res.Sessions = append(res.Sessions, toSession(sess.Info()))
+	}
+	return res, nil
+}
+
+func (s *Server) read(_ context.Context, req *jsonrpc2.Request) (any, error) {
+	var p SessionRef
+	sess, err := s.session(req, &p, func() string { return p.SessionID })
+	if err != nil {
+		return nil, err
+	}
+	sc, rev := sess.Screen()
+	return ReadResult{Rows: sc.Lines, Cursor: Cursor{Row: sc.CursorRow, Col: sc.CursorCol, Visible: sc.CursorVisible}, Title: sc.Title, Revision: rev}, nil
+}
+
+func (s *Server) resize(_ context.Context, req *jsonrpc2.Request) (any, error) {
+	var p ResizeParams
+	sess, err := s.session(req, &p, func() string { return p.SessionID })
+	if err != nil {
+		return nil, err
+	}
+	if err := sess.Resize(p.Cols, p.Rows); err != nil && err != sessions.ErrExited {
+		return nil, &jsonrpc2.Error{Code: CodeInvalidParams, Message: "session/resize: " + err.Error()}
+	} else if err != nil {
+		return nil, err
+	}
+	return nil, nil
+}
+
+func (s *Server) input(_ context.Context, req *jsonrpc2.Request) (any, error) {
+	var p InputParams
+	sess, err := s.session(req, &p, func() string { return p.SessionID })
+	if err != nil {
+		return nil, err
+	}
+	return nil, sess.Input(p.Data)
+}
+
+func (s *Server) subscribe(_ context.Context, req *jsonrpc2.Request) (any, error) {
+	var p SubscribeParams
+	sess, err := s.session(req, &p, func() string { return p.SessionID })
+	if err != nil {
+		return nil, err
+	}
+	if p.Output {
+		// The repaint is queued before any live output can be.
+		s.out.Output(sess.ID, sess.Repaint())
+	}
+	s.mgr.Subscribe(sess.ID, p.Output)
+	return nil, nil
+}
+
+func (s *Server) seen(_ context.Context, req *jsonrpc2.Request) (any, error) {
+	var p SessionRef
+	sess, err := s.session(req, &p, func() string { return p.SessionID })
+	if err != nil {
+		return nil, err
+	}
+	sess.Seen()
+	return nil, nil
+}
+
+func (s *Server) kill(_ context.Context, req *jsonrpc2.Request) (any, error) {
+	var p KillParams
+	sess, err := s.session(req, &p, func() string { return p.SessionID })
+	if err != nil {
+		return nil, err
+	}
+	sig, err := sessions.ParseSignal(p.Signal)
+	if err != nil {
+		return nil, &jsonrpc2.Error{Code: CodeInvalidParams, Message: "session/kill: " + err.Error()}
+	}
+	return nil, sess.Signal(sig)
+}
+
+func (s *Server) classify(_ context.Context, req *jsonrpc2.Request) (any, error) {
+	var p SessionRef
+	sess, err := s.session(req, &p, func() string { return p.SessionID })
+	if err != nil {
+		return nil, err
+	}
+	v := sess.Classify()
+	return ClassifyResult{Agent: v.Agent, State: v.State, Outcome: v.Outcome, Reason: v.Reason, Evidence: v.Evidence, Prompt: v.Prompt}, nil
+}
+
+func (s *Server) prompt(_ context.Context, req *jsonrpc2.Request) (any, error) {
+	var p PromptParams
+	if _, err := s.session(req, &p, func() string { return p.SessionID }); err != nil {
+		return nil, err
+	}
+	return nil, &jsonrpc2.Error{Code: CodeNotSupported, Message: "session/prompt: this is a PTY session; use runtime_send to type a prompt"}
+}
+
+func (s *Server) cancel(_ context.Context, req *jsonrpc2.Request) (any, error) {
+	var p SessionRef
+	if _, err := s.session(req, &p, func() string { return p.SessionID }); err != nil {
+		return nil, err
+	}
+	return nil, &jsonrpc2.Error{Code: CodeNotSupported, Message: "session/cancel: this is a PTY session; send Esc with session/input"}
+}

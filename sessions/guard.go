@@ -1,0 +1,135 @@
+package sessions
+
+import (
+	"errors"
+	"time"
+
+	"github.com/agentd/agentd/detect"
+)
+
+// Errors of guarded writes. Each has its own protocol error code.
+var (
+	ErrExited        = errors.New("the session has exited")
+	ErrNoPrompt      = errors.New("no prompt is on screen")
+	ErrUnknownOption = errors.New("the prompt has no such option")
+	ErrNotAnswerable = errors.New("the agent's rules name no keys for this answer")
+	ErrAlreadyAnswer = errors.New("this prompt was already answered and is still leaving the screen")
+)
+
+// BlockedError refuses programmatic input while a prompt waits.
+type BlockedError struct{ Prompt *detect.Prompt }
+
+func (e *BlockedError) Error() string {
+	return "the agent is blocked on a prompt; answer it with runtime_answer"
+}
+
+// StaleError refuses an answer to a prompt that is no longer on screen.
+type StaleError struct {
+	Answered string
+	Current  *detect.Prompt // nil when no prompt is on screen
+}
+
+func (e *StaleError) Error() string {
+	return "the prompt answered (" + e.Answered + ") is no longer the one on screen"
+}
+
+// answerWait bounds how long an answer waits for its prompt to leave.
+const answerWait = 3 * time.Second
+
+// Send writes programmatic input, unless the agent is blocked or gone. The
+// screen is classified afresh first: the last sweep may be stale.
+func (s *Session) Send(text string, submit bool) error {
+	s.guardMu.Lock()
+	defer s.guardMu.Unlock()
+	if s.isExited() {
+		return ErrExited
+	}
+	st := s.update()
+	if st.Name == Blocked {
+		return &BlockedError{Prompt: st.Prompt}
+	}
+	payload := []byte(text)
+	if s.term.BracketedPaste() && text != "" {
+		payload = append(append([]byte("\x1b[200~"), payload...), []byte("\x1b[201~")...)
+	}
+	s.mu.Lock()
+	s.input = true
+	s.mu.Unlock()
+	if err := s.write(payload); err != nil {
+		return err
+	}
+	if submit {
+		// Some agents take a paste and the Enter that follows in one read
+		// as a newline inside the paste; let the paste land first.
+		time.Sleep(30 * time.Millisecond)
+		return s.write([]byte("\r"))
+	}
+	return nil
+}
+
+// Answer chooses optionID (or types text, where the prompt takes free text)
+// on the prompt promptID, if and only if that prompt is on screen now. It
+// waits, bounded, for the prompt to leave and returns the state after.
+func (s *Session) Answer(promptID, optionID, text string) (State, error) {
+	s.guardMu.Lock()
+	defer s.guardMu.Unlock()
+	if s.isExited() {
+		return State{}, ErrExited
+	}
+	st := s.update()
+	if st.Name != Blocked || st.Prompt == nil {
+		return st, &StaleError{Answered: promptID}
+	}
+	if st.Prompt.ID != promptID {
+		return st, &StaleError{Answered: promptID, Current: st.Prompt}
+	}
+	s.mu.Lock()
+	already := s.answered == promptID
+	s.mu.Unlock()
+	if already {
+		return st, ErrAlreadyAnswer
+	}
+	var keys string
+	switch {
+	case optionID != "":
+		opt, ok := st.Prompt.Option(optionID)
+		if !ok {
+			return st, ErrUnknownOption
+		}
+		if opt.Keys == "" {
+			return st, ErrNotAnswerable
+		}
+		keys = opt.Keys
+	case text != "" && st.Prompt.Freeform:
+		keys = text + "\r"
+	default:
+		return st, ErrNotAnswerable
+	}
+	s.mu.Lock()
+	s.answered = promptID
+	s.input = true
+	s.mu.Unlock()
+	if err := s.write([]byte(keys)); err != nil {
+		return st, err
+	}
+	return s.awaitPromptGone(promptID), nil
+}
+
+// awaitPromptGone classifies as the screen changes until promptID is no
+// longer on screen, or answerWait passes.
+func (s *Session) awaitPromptGone(promptID string) State {
+	deadline := time.Now().Add(answerWait)
+	for time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+		if s.isExited() {
+			break
+		}
+		v, _ := s.classifyNow()
+		if v.Prompt == nil || v.Prompt.ID != promptID {
+			break
+		}
+	}
+	// Let the frame that replaced the prompt finish before reporting.
+	time.Sleep(settle)
+	return s.update()
+}

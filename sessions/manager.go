@@ -1,0 +1,284 @@
+package sessions
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentd/agentd/detect"
+)
+
+// Events receives what sessions report. Implementations must not block:
+// they are called from the sessions' own goroutines.
+type Events interface {
+	State(info Info, previous State, attention bool)
+	Output(sessionID, data string)
+	Exited(sessionID string, status ExitStatus)
+}
+
+// Options configure a Manager.
+type Options struct {
+	Rules *detect.Set
+	// Cooldown is the window in which attention is raised at most once per
+	// session and state (default 30 s).
+	Cooldown time.Duration
+	// Grace is how long a process group has between SIGHUP and SIGKILL.
+	Grace time.Duration
+}
+
+// Manager owns every session.
+type Manager struct {
+	opts   Options
+	events Events
+
+	mu       sync.Mutex
+	sessions map[string]*Session
+	order    []string
+	next     int
+	closed   bool
+	outputs  map[string]int // output subscribers per session
+}
+
+// NewManager returns a manager that reports to events.
+func NewManager(opts Options, events Events) *Manager {
+	if opts.Cooldown == 0 {
+		opts.Cooldown = 30 * time.Second
+	}
+	if opts.Grace == 0 {
+		opts.Grace = 2 * time.Second
+	}
+	return &Manager{opts: opts, events: events, sessions: map[string]*Session{}, outputs: map[string]int{}}
+}
+
+// Rules returns the manifests in use.
+func (m *Manager) Rules() *detect.Set { return m.opts.Rules }
+
+// SpawnSpec describes a session to start.
+type SpawnSpec struct {
+	Argv       []string
+	Cwd        string
+	Env        map[string]string
+	Cols, Rows int
+	Agent      string
+	Name       string
+}
+
+// ErrShuttingDown refuses new sessions once shutdown started.
+var ErrShuttingDown = errors.New("agentd is shutting down")
+
+// Spawn starts a session. argv runs directly, never through a shell.
+func (m *Manager) Spawn(spec SpawnSpec) (*Session, error) {
+	if len(spec.Argv) == 0 || spec.Argv[0] == "" {
+		return nil, errors.New("argv is empty: name the program to run")
+	}
+	if spec.Cols == 0 {
+		spec.Cols = 120
+	}
+	if spec.Rows == 0 {
+		spec.Rows = 40
+	}
+	if spec.Cols < 2 || spec.Rows < 2 || spec.Cols > 1000 || spec.Rows > 1000 {
+		return nil, fmt.Errorf("size %dx%d: cols and rows must be between 2 and 1000", spec.Cols, spec.Rows)
+	}
+	if spec.Cwd == "" {
+		spec.Cwd, _ = os.Getwd()
+	}
+	if st, err := os.Stat(spec.Cwd); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("cwd %q is not a directory", spec.Cwd)
+	}
+	path, err := lookPath(spec.Argv[0], spec.Cwd, spec.Env)
+	if err != nil {
+		return nil, err
+	}
+	manifest, err := m.pickManifest(spec)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil, ErrShuttingDown
+	}
+	m.next++
+	id := "s" + strconv.Itoa(m.next)
+	m.mu.Unlock()
+	name := spec.Name
+	if name == "" {
+		name = manifest.Display
+		if name == "" || manifest.Name == detect.Generic {
+			name = filepath.Base(spec.Argv[0])
+		}
+	}
+	s := &Session{
+		ID: id, Name: name, Argv: append([]string(nil), spec.Argv...), Cwd: spec.Cwd,
+		mgr: m, manifest: manifest, attention: map[string]time.Time{},
+		state: State{Name: Idle, Source: SourceProcess, Reason: "process.started", Since: time.Now()},
+	}
+	argv := append([]string{path}, spec.Argv[1:]...)
+	if err := s.start(argv, buildEnv(spec.Env), spec.Cols, spec.Rows); err != nil {
+		return nil, fmt.Errorf("start %s: %w", spec.Argv[0], err)
+	}
+	m.mu.Lock()
+	m.sessions[id] = s
+	m.order = append(m.order, id)
+	m.mu.Unlock()
+	return s, nil
+}
+
+func (m *Manager) pickManifest(spec SpawnSpec) (*detect.Manifest, error) {
+	rules := m.opts.Rules
+	if spec.Agent != "" {
+		mf, ok := rules.Lookup(spec.Agent)
+		if !ok {
+			return nil, fmt.Errorf("unknown agent %q (known: %s)", spec.Agent, strings.Join(rules.Names(), ", "))
+		}
+		return mf, nil
+	}
+	if mf := rules.IdentifyProcess(filepath.Base(spec.Argv[0]), spec.Argv); mf != nil {
+		return mf, nil
+	}
+	mf, _ := rules.Lookup(detect.Generic)
+	return mf, nil
+}
+
+// lookPath resolves argv[0] the way the child will see it: relative to cwd,
+// or on the PATH the child gets.
+func lookPath(prog, cwd string, env map[string]string) (string, error) {
+	if strings.Contains(prog, "/") {
+		p := prog
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(cwd, p)
+		}
+		st, err := os.Stat(p)
+		if err != nil {
+			return "", fmt.Errorf("program %q not found", prog)
+		}
+		if st.IsDir() || st.Mode()&0o111 == 0 {
+			return "", fmt.Errorf("program %q is not executable", prog)
+		}
+		return p, nil
+	}
+	path := os.Getenv("PATH")
+	if v, ok := env["PATH"]; ok {
+		path = v
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, prog)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("program %q not found on PATH: %w", prog, exec.ErrNotFound)
+}
+
+// buildEnv is agentd's environment with the spawn's additions, and a
+// terminal description agents draw well in.
+func buildEnv(extra map[string]string) []string {
+	env := map[string]string{}
+	for _, kv := range os.Environ() {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	env["TERM"] = "xterm-256color"
+	env["COLORTERM"] = "truecolor"
+	for k, v := range extra {
+		env[k] = v
+	}
+	out := make([]string, 0, len(env))
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ErrNoSession is returned for an unknown session id.
+type ErrNoSession struct{ ID string }
+
+func (e *ErrNoSession) Error() string { return fmt.Sprintf("no session %q", e.ID) }
+
+// Get returns a session by id.
+func (m *Manager) Get(id string) (*Session, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.sessions[id]
+	if !ok {
+		return nil, &ErrNoSession{ID: id}
+	}
+	return s, nil
+}
+
+// List returns every session, oldest first.
+func (m *Manager) List() []*Session {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]*Session, 0, len(m.order))
+	for _, id := range m.order {
+		out = append(out, m.sessions[id])
+	}
+	return out
+}
+
+// Subscribe counts an output subscriber for a session.
+func (m *Manager) Subscribe(id string, output bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if output {
+		m.outputs[id]++
+	} else if m.outputs[id] > 0 {
+		m.outputs[id]--
+	}
+}
+
+func (m *Manager) hasOutputSubscribers(id string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.outputs[id] > 0
+}
+
+// publish tells events about a new state, raising attention at most once
+// per session and state in the cooldown window.
+func (m *Manager) publish(s *Session, st State) {
+	attention := false
+	s.mu.Lock()
+	if st.Name == Blocked || st.Name == Done || st.Name == Error {
+		if last, ok := s.attention[st.Name]; !ok || time.Since(last) >= m.opts.Cooldown {
+			s.attention[st.Name] = time.Now()
+			attention = true
+		}
+	}
+	prev := s.lastPublished
+	s.lastPublished = st
+	s.mu.Unlock()
+	m.events.State(s.Info(), prev, attention)
+}
+
+// Shutdown ends every session's process group and waits for them.
+func (m *Manager) Shutdown() {
+	m.mu.Lock()
+	m.closed = true
+	list := make([]*Session, 0, len(m.sessions))
+	for _, s := range m.sessions {
+		list = append(list, s)
+	}
+	m.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range list {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.stop(m.opts.Grace)
+		}()
+	}
+	wg.Wait()
+}

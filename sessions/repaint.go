@@ -1,0 +1,26 @@
+package sessions
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Repaint returns bytes that draw the session's current screen on a blank
+// terminal of the same size: what a new viewer needs before live output.
+// Colours are not kept; text, layout and the cursor are.
+func (s *Session) Repaint() string {
+	sc, _ := s.Screen()
+	var b strings.Builder
+	b.WriteString("\x1b[0m\x1b[?25l\x1b[H\x1b[2J")
+	for i, line := range sc.Lines {
+		if line == "" {
+			continue
+		}
+		fmt.Fprintf(&b, "\x1b[%d;1H%s", i+1, line)
+	}
+	fmt.Fprintf(&b, "\x1b[%d;%dH", sc.CursorRow+1, sc.CursorCol+1)
+	if sc.CursorVisible {
+		b.WriteString("\x1b[?25h")
+	}
+	return b.String()
+}

@@ -1,0 +1,430 @@
+// Package sessions hosts agents: one Session per agent, each with a PTY, an
+// emulated screen, the terminal's replies, a classifier that runs when the
+// screen changes, and guarded writes.
+package sessions
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/creack/pty"
+
+	"github.com/agentd/agentd/detect"
+	"github.com/agentd/agentd/sessions/term"
+)
+
+// Timing of the classifier. A burst of output (one frame is often several
+// writes) is coalesced: classification waits until the agent has been quiet
+// for settle, but never longer than maxDelay after the first change.
+const (
+	settle   = 2 * time.Millisecond
+	maxDelay = 15 * time.Millisecond
+	// syncHold bounds how long a frame held in synchronized output (?2026h)
+	// may stay unclassified, should an agent never release it.
+	syncHold = 150 * time.Millisecond
+)
+
+// Session is one hosted agent.
+type Session struct {
+	ID   string
+	Name string
+	Argv []string
+	Cwd  string
+	Pid  int
+
+	mgr      *Manager
+	cmd      *exec.Cmd
+	ptmx     *os.File
+	term     *term.Terminal
+	manifest *detect.Manifest
+
+	writeMu  sync.Mutex // one writer on the PTY at a time
+	guardMu  sync.Mutex // one guarded write (send, answer) at a time
+	updateMu sync.Mutex // one classification-and-publish at a time, so states go out in order
+
+	mu            sync.Mutex
+	state         State
+	lastPublished State
+	seen          bool
+	input         bool
+	answered      string // the promptId last answered, until it leaves the screen
+	attention     map[string]time.Time
+	exited        *ExitStatus
+	outTail       []byte // an unfinished UTF-8 rune held back from output
+	revision      uint64
+
+	changed  chan struct{} // poked by the reader; cap 1
+	readDone chan struct{}
+	exitDone chan struct{}
+}
+
+// ExitStatus is how the process ended.
+type ExitStatus struct {
+	Code   int    // -1 when killed by a signal
+	Signal string // e.g. "SIGKILL", empty when it exited
+}
+
+// Info is a snapshot of a session for listing and notifications.
+type Info struct {
+	ID, Name, Agent string
+	Argv            []string
+	Cwd             string
+	Pid             int
+	Cols, Rows      int
+	State           State
+	Exit            *ExitStatus
+}
+
+func (s *Session) start(argv, env []string, cols, rows int) error {
+	s.cmd = exec.Command(argv[0], argv[1:]...)
+	s.cmd.Dir = s.Cwd
+	s.cmd.Env = env
+	s.term = term.New(term.Options{Cols: cols, Rows: rows, Reply: s.reply})
+	ptmx, err := pty.StartWithSize(s.cmd, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)})
+	if err != nil {
+		return err
+	}
+	s.ptmx = ptmx
+	s.Pid = s.cmd.Process.Pid
+	s.changed = make(chan struct{}, 1)
+	s.readDone = make(chan struct{})
+	s.exitDone = make(chan struct{})
+	go s.readLoop()
+	go s.classifyLoop()
+	go s.waitLoop()
+	return nil
+}
+
+// reply writes the terminal's answer to a query back to the agent.
+func (s *Session) reply(b []byte) {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	_, _ = s.ptmx.Write(b)
+}
+
+func (s *Session) readLoop() {
+	defer close(s.readDone)
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := s.ptmx.Read(buf)
+		if n > 0 {
+			s.term.Write(buf[:n])
+			s.emitOutput(buf[:n])
+			s.poke()
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (s *Session) poke() {
+	select {
+	case s.changed <- struct{}{}:
+	default:
+	}
+}
+
+// emitOutput passes output to subscribers cut at rune boundaries, so a
+// JSON string never carries half a character.
+func (s *Session) emitOutput(b []byte) {
+	if !s.mgr.hasOutputSubscribers(s.ID) {
+		return
+	}
+	s.mu.Lock()
+	data := append(s.outTail, b...)
+	cut := len(data)
+	for i := len(data) - 1; i >= 0 && i >= len(data)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(data[i]) {
+			if !utf8.FullRune(data[i:]) {
+				cut = i
+			}
+			break
+		}
+	}
+	s.outTail = append([]byte(nil), data[cut:]...)
+	s.mu.Unlock()
+	if cut > 0 {
+		s.mgr.events.Output(s.ID, string(data[:cut]))
+	}
+}
+
+// classifyLoop classifies when — and only when — the screen changed.
+func (s *Session) classifyLoop() {
+	for {
+		select {
+		case <-s.changed:
+		case <-s.readDone:
+			return
+		}
+		s.coalesce()
+		s.update()
+	}
+}
+
+// coalesce waits for the end of a burst of output and of a synchronized
+// frame.
+func (s *Session) coalesce() {
+	first := time.Now()
+	timer := time.NewTimer(settle)
+	defer timer.Stop()
+	for {
+		select {
+		case <-s.changed:
+			if time.Since(first) < maxDelay {
+				timer.Reset(settle)
+				continue
+			}
+		case <-timer.C:
+		case <-s.readDone:
+			return
+		}
+		if !s.term.InSync() || time.Since(first) > syncHold {
+			return
+		}
+		// Half a frame is on screen: wait for the agent to finish it.
+		timer.Reset(syncHold - time.Since(first))
+	}
+}
+
+// update classifies the screen now and publishes the state if it changed.
+func (s *Session) update() State {
+	s.updateMu.Lock()
+	defer s.updateMu.Unlock()
+	v, sc := s.classifyNow()
+	s.mu.Lock()
+	if s.exited != nil {
+		st := s.state
+		s.mu.Unlock()
+		return st
+	}
+	if s.answered != "" && (v.Prompt == nil || v.Prompt.ID != s.answered) {
+		s.answered = ""
+	}
+	next := decide(evidence{screen: v, status: sc.Status, current: s.state, seen: s.seen, input: s.input})
+	if next.Name == Working || next.Name == Blocked {
+		s.seen = false
+	}
+	st, changed := s.setStateLocked(next)
+	s.mu.Unlock()
+	if changed {
+		s.mgr.publish(s, st)
+	}
+	return st
+}
+
+// setStateLocked records next and reports whether a notification is due.
+func (s *Session) setStateLocked(next State) (State, bool) {
+	if next.key() == s.state.key() && next.Reason == s.state.Reason {
+		return s.state, false
+	}
+	if next.key() == s.state.key() {
+		// Same state for another reason: keep its start time, tell no one.
+		next.Since = s.state.Since
+		s.state = next
+		return s.state, false
+	}
+	next.Since = time.Now()
+	s.state = next
+	s.revision++
+	return s.state, true
+}
+
+// classifyNow renders and classifies the screen as it is at this moment.
+func (s *Session) classifyNow() (detect.Verdict, detect.Screen) {
+	sc := s.term.Snapshot()
+	s.mu.Lock()
+	m := s.manifest
+	s.mu.Unlock()
+	return m.Classify(sc), sc
+}
+
+func (s *Session) waitLoop() {
+	err := s.cmd.Wait()
+	st := &ExitStatus{Code: 0}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		st.Code = ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			st.Code = -1
+			st.Signal = signalName(ws.Signal())
+		}
+	} else if err != nil {
+		st.Code = -1
+	}
+	// Drain what the agent wrote last; a grandchild may hold the PTY open,
+	// so do not wait for it long.
+	select {
+	case <-s.readDone:
+	case <-time.After(500 * time.Millisecond):
+	}
+	s.update()
+	s.updateMu.Lock()
+	defer s.updateMu.Unlock()
+	s.mu.Lock()
+	s.exited = st
+	exitState := State{Name: Exited, Source: SourceProcess, Reason: "process.exit", Since: time.Now()}
+	if st.Signal != "" {
+		exitState.Reason = "process.signal"
+	}
+	s.state = exitState
+	s.mu.Unlock()
+	_ = s.ptmx.Close()
+	s.mgr.publish(s, exitState)
+	s.mgr.events.Exited(s.ID, *st)
+	close(s.exitDone)
+}
+
+// Info returns a snapshot of the session.
+func (s *Session) Info() Info {
+	cols, rows := s.term.Size()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in := Info{ID: s.ID, Name: s.Name, Agent: s.manifest.Name, Argv: s.Argv, Cwd: s.Cwd, Pid: s.Pid, Cols: cols, Rows: rows, State: s.state}
+	if s.exited != nil {
+		e := *s.exited
+		in.Exit = &e
+	}
+	return in
+}
+
+// Screen is what the session's screen shows now, with a revision that
+// changes whenever the state does.
+func (s *Session) Screen() (detect.Screen, uint64) {
+	sc := s.term.Snapshot()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return sc, s.revision
+}
+
+// Resize changes the PTY and emulator size.
+func (s *Session) Resize(cols, rows int) error {
+	if cols < 2 || rows < 2 || cols > 1000 || rows > 1000 {
+		return fmt.Errorf("size %dx%d: cols and rows must be between 2 and 1000", cols, rows)
+	}
+	if s.isExited() {
+		return ErrExited
+	}
+	s.term.Resize(cols, rows)
+	if err := pty.Setsize(s.ptmx, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)}); err != nil {
+		return err
+	}
+	s.poke()
+	return nil
+}
+
+// Input writes a person's keystrokes as they are. Typing counts as having
+// seen the end of the last turn.
+func (s *Session) Input(data string) error {
+	if s.isExited() {
+		return ErrExited
+	}
+	s.markSeen(true)
+	return s.write([]byte(data))
+}
+
+// Seen records that the person looked at the session: done becomes idle.
+func (s *Session) Seen() State {
+	s.markSeen(false)
+	return s.update()
+}
+
+func (s *Session) markSeen(input bool) {
+	s.mu.Lock()
+	if s.state.Name == Done {
+		s.seen = true
+	}
+	if input {
+		s.input = true
+	}
+	s.mu.Unlock()
+	if input {
+		s.poke()
+	}
+}
+
+func (s *Session) write(b []byte) error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	_, err := s.ptmx.Write(b)
+	return err
+}
+
+func (s *Session) isExited() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.exited != nil
+}
+
+// Signal sends sig to the session's process group.
+func (s *Session) Signal(sig syscall.Signal) error {
+	if s.isExited() {
+		return ErrExited
+	}
+	if err := syscall.Kill(-s.Pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return err
+	}
+	return nil
+}
+
+// Exited is closed once the process is reaped and reported.
+func (s *Session) Exited() <-chan struct{} { return s.exitDone }
+
+// stop ends the process group: SIGHUP, then SIGKILL after grace.
+func (s *Session) stop(grace time.Duration) {
+	if s.isExited() {
+		return
+	}
+	_ = syscall.Kill(-s.Pid, syscall.SIGHUP)
+	select {
+	case <-s.exitDone:
+		return
+	case <-time.After(grace):
+	}
+	_ = syscall.Kill(-s.Pid, syscall.SIGKILL)
+	<-s.exitDone
+}
+
+func signalName(sig syscall.Signal) string {
+	for name, s := range signals {
+		if s == sig {
+			return name
+		}
+	}
+	return fmt.Sprintf("SIG%d", int(sig))
+}
+
+// signals are the ones session/kill accepts by name.
+var signals = map[string]syscall.Signal{
+	"SIGHUP": syscall.SIGHUP, "SIGINT": syscall.SIGINT, "SIGQUIT": syscall.SIGQUIT,
+	"SIGKILL": syscall.SIGKILL, "SIGTERM": syscall.SIGTERM, "SIGUSR1": syscall.SIGUSR1,
+	"SIGUSR2": syscall.SIGUSR2, "SIGCONT": syscall.SIGCONT, "SIGSTOP": syscall.SIGSTOP,
+	"SIGWINCH": syscall.SIGWINCH,
+}
+
+// ParseSignal reads a signal name ("SIGTERM" or "TERM"); empty means SIGHUP,
+// what a closing terminal sends.
+func ParseSignal(name string) (syscall.Signal, error) {
+	if name == "" {
+		return syscall.SIGHUP, nil
+	}
+	if s, ok := signals[name]; ok {
+		return s, nil
+	}
+	if s, ok := signals["SIG"+name]; ok {
+		return s, nil
+	}
+	return 0, fmt.Errorf("unknown signal %q", name)
+}
+
+// Classify returns a fresh verdict of the screen as it is now.
+func (s *Session) Classify() detect.Verdict {
+	v, _ := s.classifyNow()
+	return v
+}

@@ -1,0 +1,124 @@
+package sessions
+
+import (
+	"time"
+
+	"github.com/agentd/agentd/detect"
+)
+
+// States a session reports. The detect states plus exited.
+const (
+	Working = detect.StateWorking
+	Blocked = detect.StateBlocked
+	Idle    = detect.StateIdle
+	Done    = detect.StateDone
+	Error   = detect.StateError
+	Exited  = "exited"
+)
+
+// Sources say where a state came from, so a client can tell a guess from a fact.
+const (
+	SourceScreen  = "screen"
+	SourceOSC     = "osc"
+	SourceHook    = "hook"
+	SourceACP     = "acp"
+	SourceLog     = "log"
+	SourceProcess = "process"
+)
+
+// State is a session's decided state.
+type State struct {
+	Name    string
+	Outcome string // done only: completed, failed, interrupted, unknown
+	Source  string
+	Reason  string
+	Since   time.Time
+	Prompt  *detect.Prompt
+}
+
+// key is what must change for a state notification to be sent.
+func (s State) key() string {
+	k := s.Name + "\x00" + s.Outcome
+	if s.Prompt != nil {
+		k += "\x00" + s.Prompt.ID
+	}
+	return k
+}
+
+// evidence is everything known about a session at one moment. decide turns
+// it into a State; it is the one place that combines sources.
+type evidence struct {
+	screen  detect.Verdict
+	status  *detect.StatusRecord // OSC 7501, nil when none
+	current State                // the state reported so far
+	seen    bool                 // the person saw the end of the current turn
+	input   bool                 // someone wrote to the agent since it started
+}
+
+// decide combines the evidence, strongest first: a blocker visible on the
+// screen; then a fresh authoritative report (OSC 7501); then the other
+// screen rules. Then the session's own bookkeeping: a finished turn stays
+// done until the person has seen it.
+func decide(e evidence) State {
+	st := fromScreen(e.screen)
+	if e.screen.State != detect.StateBlocked && e.status != nil {
+		if rep, ok := fromStatus(*e.status, e.screen); ok {
+			st = rep
+		}
+	}
+	prev := e.current.Name
+	switch st.Name {
+	case Idle:
+		// A turn that ended without a completion line on screen is still a
+		// turn that ended; and a report of idle does not mean the person
+		// saw the result.
+		if !e.seen && e.input && (prev == Working || prev == Blocked) {
+			st = State{Name: Done, Outcome: "unknown", Source: st.Source, Reason: st.Reason}
+		} else if !e.seen && prev == Done {
+			st = e.current
+		}
+	case Done:
+		if e.seen {
+			st = State{Name: Idle, Source: st.Source, Reason: st.Reason}
+		}
+	}
+	return st
+}
+
+func fromScreen(v detect.Verdict) State {
+	st := State{Name: v.State, Source: SourceScreen, Reason: v.Reason, Prompt: v.Prompt}
+	if v.State == detect.StateDone {
+		st.Outcome = v.Outcome
+	}
+	if v.State != detect.StateBlocked {
+		st.Prompt = nil
+	}
+	return st
+}
+
+// fromStatus maps a program-status record. A blocked record with no
+// readable prompt on screen is still blocked: its message is the question
+// and only free text or keys can answer it.
+func fromStatus(r detect.StatusRecord, screen detect.Verdict) (State, bool) {
+	st := State{Source: SourceOSC, Reason: "osc7501." + r.State}
+	switch r.State {
+	case "working", "idle", "error":
+		st.Name = r.State
+	case "done":
+		st.Name, st.Outcome = Done, "completed"
+		if screen.State == detect.StateDone && screen.Outcome != "" {
+			st.Outcome = screen.Outcome
+		}
+	case "blocked":
+		kind := r.Kind
+		if kind == "" {
+			kind = "permission"
+		}
+		st.Name = Blocked
+		st.Prompt = &detect.Prompt{Kind: kind, Question: r.Message, Options: []detect.Option{}, Freeform: true}
+		st.Prompt.ID = detect.Fingerprint(st.Prompt)
+	default:
+		return st, false
+	}
+	return st, true
+}
