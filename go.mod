@@ -3,17 +3,18 @@ module github.com/agentd/agentd
 go 1.26.8
 
 require (
+	github.com/BurntSushi/toml v1.6.0
+	github.com/adrg/xdg v0.5.3
+	github.com/creack/pty v1.1.24
 	github.com/hinshun/vt10x v0.0.0-20220301184237-5011da428d02
 	github.com/mattn/go-runewidth v0.0.31
+	github.com/rogpeppe/go-internal v1.16.0
+	github.com/sourcegraph/jsonrpc2 v0.2.3
+	golang.org/x/term v0.48.0
 )
 
 require (
-	github.com/BurntSushi/toml v1.6.0 // indirect
-	github.com/adrg/xdg v0.5.3 // indirect
 	github.com/clipperhouse/uax29/v2 v2.2.0 // indirect
-	github.com/creack/pty v1.1.24 // indirect
-	github.com/rogpeppe/go-internal v1.16.0 // indirect
-	github.com/sourcegraph/jsonrpc2 v0.2.3 // indirect
-	golang.org/x/sys v0.26.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/tools v0.26.0 // indirect
 )

@@ -28,6 +28,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "--stdio", "-stdio", "stdio":
 		return cmdStdio(args[1:], stdin, stdout, stderr)
+	case "demo":
+		return cmdDemo(args[1:], stdout, stderr)
+	case "demo-agent":
+		return cmdDemoAgent(os.Stdin, stdout)
 	case "classify":
 		return cmdClassify(args[1:], stdout, stderr, false)
 	case "explain":
@@ -50,6 +54,8 @@ func usage(w io.Writer) {
 commands:
   --stdio [--verbose] [--cooldown 30s] [--log FILE]
             serve the editor protocol (JSON-RPC, LSP framing) on stdin/stdout
+  demo      see agentd at work: host the bundled demo agent, follow its
+            states, answer its permission prompt with runtime_answer
   classify [--agent NAME] [--cols N] [--rows N] [--screen] [--json] FILE...
             classify each captured screen: agent, state, reason, prompt
   explain   [same flags] FILE...

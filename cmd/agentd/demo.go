@@ -1,0 +1,254 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
+)
+
+// cmdDemo shows agentd's whole idea in one command: it starts `agentd
+// --stdio` as an editor would, hosts the demo agent in a PTY, prints every
+// state agentd pushes, and answers the permission prompt with
+// runtime_answer — after showing that runtime_send is refused meanwhile.
+func cmdDemo(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	answer := fs.String("answer", "1", "which option to choose at the permission prompt (1 yes, 3 no)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(stderr, "agentd demo:", err)
+		return 1
+	}
+	d, err := startDemo(exe, stdout)
+	if err != nil {
+		fmt.Fprintln(stderr, "agentd demo:", err)
+		return 1
+	}
+	defer d.stop()
+	if err := d.run(exe, *answer); err != nil {
+		fmt.Fprintln(stderr, "agentd demo:", err)
+		return 1
+	}
+	return 0
+}
+
+type demo struct {
+	out    io.Writer
+	cmd    *exec.Cmd
+	conn   *jsonrpc2.Conn
+	start  time.Time
+	states chan demoState
+	mu     sync.Mutex
+}
+
+type demoState struct {
+	SessionID   string `json:"sessionId"`
+	State       string `json:"state"`
+	Outcome     string `json:"outcome"`
+	StateSource string `json:"stateSource"`
+	Reason      string `json:"reason"`
+	Attention   bool   `json:"attention"`
+	Prompt      *struct {
+		PromptID string `json:"promptId"`
+		Question string `json:"question"`
+		Options  []struct {
+			ID    string `json:"id"`
+			Label string `json:"label"`
+		} `json:"options"`
+	} `json:"prompt"`
+}
+
+func startDemo(exe string, out io.Writer) (*demo, error) {
+	d := &demo{out: out, start: time.Now(), states: make(chan demoState, 64)}
+	d.cmd = exec.Command(exe, "--stdio")
+	in, err := d.cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := d.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := d.cmd.Start(); err != nil {
+		return nil, err
+	}
+	rw := struct {
+		io.Reader
+		io.WriteCloser
+	}{stdout, in}
+	d.conn = jsonrpc2.NewConn(context.Background(), jsonrpc2.NewBufferedStream(rw, jsonrpc2.VSCodeObjectCodec{}),
+		jsonrpc2.HandlerWithError(d.handle), jsonrpc2.SetLogger(log.New(io.Discard, "", 0)))
+	return d, nil
+}
+
+func (d *demo) handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) (any, error) {
+	if req.Method == "session/state" && req.Params != nil {
+		var s demoState
+		if json.Unmarshal(*req.Params, &s) == nil {
+			d.states <- s
+		}
+	}
+	return nil, nil
+}
+
+func (d *demo) say(format string, args ...any) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	fmt.Fprintf(d.out, "%6.2fs  %s\n", time.Since(d.start).Seconds(), fmt.Sprintf(format, args...))
+}
+
+func (d *demo) call(method string, params, result any) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	return d.conn.Call(ctx, method, params, result)
+}
+
+// words says a state the way a person would.
+func words(s demoState) string {
+	switch s.State {
+	case "working":
+		return "is working"
+	case "blocked":
+		return "NEEDS YOU"
+	case "idle":
+		return "is idle, waiting for a task"
+	case "done":
+		return "finished its turn (" + s.Outcome + "), not yet seen"
+	case "exited":
+		return "has exited"
+	case "error":
+		return "reports an error"
+	}
+	return s.State
+}
+
+// await prints states until one named want arrives.
+func (d *demo) await(want string) (demoState, error) {
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case s := <-d.states:
+			note := ""
+			if s.Attention {
+				note = "  ← an editor would pop a notice now"
+			}
+			d.say("state: the agent %s   [%s via %s]%s", words(s), s.Reason, s.StateSource, note)
+			if s.State == want {
+				return s, nil
+			}
+		case <-timeout:
+			return demoState{}, fmt.Errorf("no %q state within 20s", want)
+		}
+	}
+}
+
+func (d *demo) run(exe, answer string) error {
+	var init struct {
+		ServerInfo struct{ Version string } `json:"serverInfo"`
+		Agents     []struct{ Name string }  `json:"agents"`
+	}
+	if err := d.call("initialize", map[string]any{"clientInfo": map[string]string{"name": "agentd demo"}}, &init); err != nil {
+		return err
+	}
+	d.say("agentd %s is up, speaking JSON-RPC on stdio; it knows %d agents", init.ServerInfo.Version, len(init.Agents))
+	dir, err := os.MkdirTemp("", "agentd-demo-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	var sess struct {
+		SessionID string `json:"sessionId"`
+		Agent     string `json:"agent"`
+		Pid       int    `json:"pid"`
+	}
+	if err := d.call("session/spawn", map[string]any{"argv": []string{exe, "demo-agent"}, "cwd": dir, "cols": 100, "rows": 30}, &sess); err != nil {
+		return err
+	}
+	d.say("spawned the demo agent in a PTY: session %s, pid %d, recognised as %q", sess.SessionID, sess.Pid, sess.Agent)
+	if _, err := d.await("idle"); err != nil {
+		return err
+	}
+	d.say("runtime_send: typing a task for the agent")
+	if err := d.call("runtime_send", map[string]any{"sessionId": sess.SessionID, "text": "Add a NOTES.md file", "submit": true}, nil); err != nil {
+		return err
+	}
+	blocked, err := d.await("blocked")
+	if err != nil {
+		return err
+	}
+	if blocked.Prompt != nil {
+		d.say("the prompt: %q", blocked.Prompt.Question)
+		for _, o := range blocked.Prompt.Options {
+			d.say("    option %s: %s", o.ID, o.Label)
+		}
+	}
+	err = d.call("runtime_send", map[string]any{"sessionId": sess.SessionID, "text": "y", "submit": true}, nil)
+	var rpcErr *jsonrpc2.Error
+	if errors.As(err, &rpcErr) {
+		d.say("runtime_send while blocked is refused (code %d): %s", rpcErr.Code, rpcErr.Message)
+	}
+	d.say("runtime_answer: choosing option %s on prompt %s", answer, blocked.Prompt.PromptID)
+	var res struct {
+		State string `json:"state"`
+	}
+	if err := d.call("runtime_answer", map[string]any{"sessionId": sess.SessionID, "promptId": blocked.Prompt.PromptID, "optionId": answer}, &res); err != nil {
+		return err
+	}
+	d.say("the answer was typed; the agent is now %s", res.State)
+	done, err := d.await("done")
+	if err != nil {
+		return err
+	}
+	d.say("session/seen: the person looked at it")
+	if err := d.call("session/seen", map[string]any{"sessionId": sess.SessionID}, nil); err != nil {
+		return err
+	}
+	if _, err := d.await("idle"); err != nil {
+		return err
+	}
+	var screen struct{ Rows []string }
+	if err := d.call("session/read", map[string]any{"sessionId": sess.SessionID}, &screen); err == nil {
+		d.say("the agent's screen now (session/read):")
+		for _, r := range screen.Rows {
+			if strings.TrimSpace(r) != "" {
+				d.mu.Lock()
+				fmt.Fprintf(d.out, "          │ %s\n", r)
+				d.mu.Unlock()
+			}
+		}
+	}
+	d.say("session/kill: ending the agent")
+	if err := d.call("session/kill", map[string]any{"sessionId": sess.SessionID}, nil); err != nil {
+		return err
+	}
+	if _, err := d.await("exited"); err != nil {
+		return err
+	}
+	d.say("demo complete: the turn ended %s. Editors get the same stream: see docs/protocol.md", done.Outcome)
+	return nil
+}
+
+func (d *demo) stop() {
+	_ = d.conn.Close()
+	done := make(chan struct{})
+	go func() { _ = d.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		_ = d.cmd.Process.Kill()
+	}
+}

@@ -1,0 +1,200 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"golang.org/x/term"
+)
+
+// demoAgent is a small scripted coding agent for `agentd demo`: a real
+// program in a real PTY that draws the way agents do (alternate screen,
+// cursor placement, a spinner, a numbered permission menu, a completion
+// line), so agentd can be seen at work with no agent installed. It does
+// nothing to the disk.
+type demoAgent struct {
+	out        io.Writer
+	cols, rows int
+	transcript []string
+	draft      string
+	phase      string // idle, thinking, prompt, running
+	spin       int
+	started    time.Time
+	selected   int
+	keys       chan []byte
+}
+
+var demoSpinner = []string{"·", "✢", "✳", "✶", "✻", "✽"}
+
+func cmdDemoAgent(stdin *os.File, stdout io.Writer) int {
+	if term.IsTerminal(int(stdin.Fd())) {
+		old, err := term.MakeRaw(int(stdin.Fd()))
+		if err == nil {
+			defer term.Restore(int(stdin.Fd()), old)
+		}
+	}
+	a := &demoAgent{out: stdout, cols: 80, rows: 24, phase: "idle", keys: make(chan []byte, 16)}
+	if w, h, err := term.GetSize(int(stdin.Fd())); err == nil {
+		a.cols, a.rows = w, h
+	}
+	go func() {
+		buf := make([]byte, 256)
+		for {
+			n, err := stdin.Read(buf)
+			if n > 0 {
+				a.keys <- append([]byte(nil), buf[:n]...)
+			}
+			if err != nil {
+				close(a.keys)
+				return
+			}
+		}
+	}()
+	fmt.Fprint(a.out, "\x1b[?1049h\x1b]0;agentd demo agent\a\x1b[?2004h")
+	defer fmt.Fprint(a.out, "\x1b[?2004l\x1b[?1049l")
+	a.transcript = []string{" Welcome to the agentd demo agent. Type a task and press Enter."}
+	a.draw()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case k, ok := <-a.keys:
+			if !ok {
+				return 0
+			}
+			if quit := a.key(string(k)); quit {
+				return 0
+			}
+		case <-tick.C:
+			if a.phase == "idle" || a.phase == "prompt" {
+				continue
+			}
+			a.spin++
+			a.advance()
+		}
+		a.draw()
+	}
+}
+
+// key handles one read of input; it reports whether to quit.
+func (a *demoAgent) key(k string) bool {
+	k = strings.TrimPrefix(strings.TrimSuffix(k, "\x1b[201~"), "\x1b[200~")
+	switch a.phase {
+	case "idle":
+		switch {
+		case k == "\x04" && a.draft == "":
+			return true
+		case k == "\x03":
+			return true
+		case k == "\r":
+			if strings.TrimSpace(a.draft) != "" {
+				a.transcript = append(a.transcript, "", " > "+a.draft)
+				a.draft = ""
+				a.phase, a.started, a.spin = "thinking", time.Now(), 0
+			}
+		case k == "\x7f":
+			if a.draft != "" {
+				r := []rune(a.draft)
+				a.draft = string(r[:len(r)-1])
+			}
+		case !strings.HasPrefix(k, "\x1b"):
+			a.draft += strings.Map(func(r rune) rune {
+				if r < 0x20 {
+					return -1
+				}
+				return r
+			}, k)
+		}
+	case "thinking", "running":
+		if k == "\x1b" || k == "\x03" {
+			a.interrupt()
+		}
+	case "prompt":
+		switch k {
+		case "1", "2":
+			a.approve()
+		case "3", "\x1b":
+			a.interrupt()
+		case "\x1b[A":
+			a.selected = max(a.selected-1, 0)
+		case "\x1b[B":
+			a.selected = min(a.selected+1, 2)
+		case "\r":
+			if a.selected == 2 {
+				a.interrupt()
+			} else {
+				a.approve()
+			}
+		}
+	}
+	return false
+}
+
+func (a *demoAgent) approve() {
+	a.transcript = append(a.transcript, " ⏺ Shell(touch NOTES.md)", "   ⎿  (demo: nothing was written)")
+	a.phase, a.spin = "running", 0
+}
+
+func (a *demoAgent) interrupt() {
+	a.transcript = append(a.transcript, "   ⎿  Interrupted · tell the demo agent what to do instead")
+	a.phase = "idle"
+}
+
+// advance moves the scripted turn on with time.
+func (a *demoAgent) advance() {
+	switch {
+	case a.phase == "thinking" && a.spin >= 20:
+		a.transcript = append(a.transcript, " ⏺ I'll add a NOTES.md file to the project.")
+		a.phase, a.selected = "prompt", 0
+	case a.phase == "running" && a.spin >= 15:
+		a.transcript = append(a.transcript, " ⏺ Added NOTES.md.", "", fmt.Sprintf("✻ Worked for %ds", int(time.Since(a.started).Seconds()+0.5)))
+		a.phase = "idle"
+	}
+}
+
+func (a *demoAgent) draw() {
+	rule := strings.Repeat("─", a.cols)
+	var bottom []string
+	switch a.phase {
+	case "thinking", "running":
+		verb := "Thinking…"
+		if a.phase == "running" {
+			verb = "Running…"
+		}
+		glyph := demoSpinner[a.spin%len(demoSpinner)]
+		bottom = []string{"", fmt.Sprintf("%s %s (%ds · esc to interrupt)", glyph, verb, int(time.Since(a.started).Seconds())), rule, " > ", rule, "  esc to interrupt"}
+	case "prompt":
+		opts := []string{"Yes", "Yes, and don't ask again this session", "No, and tell the agent what to do differently"}
+		bottom = []string{rule, "  Shell command", "", "    touch NOTES.md", "    Add a notes file", "", "  Do you want to proceed?"}
+		for i, o := range opts {
+			marker := "  "
+			if i == a.selected {
+				marker = "❯ "
+			}
+			bottom = append(bottom, fmt.Sprintf("  %s%d. %s", marker, i+1, o))
+		}
+		bottom = append(bottom, "", "  Esc to cancel")
+	default:
+		bottom = []string{"", rule, " > " + a.draft, rule, "  ? for help · ctrl-d to quit"}
+	}
+	top := a.transcript
+	room := a.rows - len(bottom)
+	if len(top) > room {
+		top = top[len(top)-room:]
+	}
+	var b strings.Builder
+	b.WriteString("\x1b[?2026h\x1b[H\x1b[2J")
+	for i, line := range append(append([]string{}, top...), bottom...) {
+		fmt.Fprintf(&b, "\x1b[%d;1H%s", i+1, line)
+	}
+	if a.phase == "idle" {
+		fmt.Fprintf(&b, "\x1b[%d;%dH\x1b[?25h", len(top)+3, 4+len([]rune(a.draft)))
+	} else {
+		b.WriteString("\x1b[?25l")
+	}
+	b.WriteString("\x1b[?2026l")
+	_, _ = io.WriteString(a.out, b.String())
+}
