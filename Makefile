@@ -1,0 +1,44 @@
+# agentd — the two commands a newcomer needs are `make demo` and `make test`.
+GO ?= go
+AGENTS_CACHE ?= $(HOME)/.cache/agentd-agents
+
+.PHONY: all build demo test unit conformance record bench deps clean
+
+all: build
+
+build:
+	$(GO) build -o bin/agentd ./cmd/agentd
+
+# See agentd at work on its bundled demo agent (no agent CLI needed).
+demo:
+	$(GO) run ./cmd/agentd demo
+
+# Everything CI runs. Installs what it needs (Go modules, the pinned agent
+# CLIs from npm) on first use.
+test: deps unit conformance
+
+deps:
+	$(GO) mod download
+
+unit:
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+
+# Live conformance: install the pinned agents, record every scenario fresh
+# into a temporary folder, and classify those captures. An agent whose UI
+# drifted fails here instead of reaching a user.
+conformance:
+	@tmp=$$(mktemp -d) && \
+	AGENTD_AGENTS_CACHE=$(AGENTS_CACHE) $(GO) run ./fixtures/record -out $$tmp && \
+	AGENTD_FIXTURES=$$tmp $(GO) test -count=1 -run 'TestCorpus|TestNoFalseBlocked' ./detect/ ; \
+	status=$$?; rm -rf $$tmp; exit $$status
+
+# Re-record the committed corpus (fixtures/<agent>/<version>/...).
+record:
+	AGENTD_AGENTS_CACHE=$(AGENTS_CACHE) $(GO) run ./fixtures/record
+
+bench:
+	$(GO) test -run XXX -bench . -benchmem ./detect/ ./sessions/...
+
+clean:
+	rm -rf bin
