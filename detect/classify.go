@@ -283,14 +283,32 @@ func (p *PromptParser) extract(rows []string) *Prompt {
 	type found struct {
 		opt Option
 		key string
+		row string // the option's text, continuation rows joined
+	}
+	parse := func(row string, m []int) found {
+		return found{row: row, key: group(row, m, keyIdx), opt: Option{
+			Label:       group(row, m, labelIdx),
+			ID:          group(row, m, idIdx),
+			Description: group(row, m, descIdx),
+			Selected:    group(row, m, selIdx) != "",
+		}}
 	}
 	var opts []found
+	lastRowOptions := 0
 	for i, row := range rows {
 		ms := p.option.FindAllStringSubmatchIndex(row, -1)
 		if len(ms) == 0 {
-			if p.continuation != nil && lastOptionRow == i-1 && len(opts) > 0 && p.continuation.MatchString(row) {
-				last := &opts[len(opts)-1].opt
-				last.Label = strings.TrimSpace(last.Label + " " + strings.TrimSpace(row))
+			if p.continuation != nil && lastOptionRow == i-1 && lastRowOptions == 1 && p.continuation.MatchString(row) {
+				// A label wrapped on a narrow terminal: read the option again
+				// as one row, so a key hint at its end is still a hint.
+				last := &opts[len(opts)-1]
+				joined := last.row + " " + strings.TrimSpace(row)
+				if m := p.option.FindStringSubmatchIndex(joined); m != nil {
+					*last = parse(joined, m)
+				} else {
+					last.opt.Label = strings.TrimSpace(last.opt.Label + " " + strings.TrimSpace(row))
+					last.row = joined
+				}
 				lastOptionRow = i
 			}
 			continue
@@ -299,14 +317,9 @@ func (p *PromptParser) extract(rows []string) *Prompt {
 			firstOption = i
 		}
 		lastOptionRow = i
+		lastRowOptions = len(ms)
 		for _, m := range ms {
-			o := Option{
-				Label:       group(row, m, labelIdx),
-				ID:          group(row, m, idIdx),
-				Description: group(row, m, descIdx),
-				Selected:    group(row, m, selIdx) != "",
-			}
-			opts = append(opts, found{opt: o, key: group(row, m, keyIdx)})
+			opts = append(opts, parse(row, m))
 		}
 	}
 	tmpl, _ := parseKeys(p.Keys) // checked when the manifest was loaded

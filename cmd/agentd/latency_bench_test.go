@@ -1,0 +1,254 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentd/agentd/detect"
+	"github.com/agentd/agentd/sessions"
+)
+
+var (
+	replayOnce sync.Once
+	replayPath string
+	replayErr  error
+)
+
+// replayBinary builds fixtures/replay, which plays a recording on its
+// terminal with the original timing.
+func replayBinary(t testing.TB) string {
+	t.Helper()
+	replayOnce.Do(func() {
+		replayPath = filepath.Join(filepath.Dir(agentdBinary(t)), "replay")
+		if out, err := exec.Command("go", "build", "-o", replayPath, "../../fixtures/replay").CombinedOutput(); err != nil {
+			replayErr = fmt.Errorf("build replay: %v\n%s", err, out)
+		}
+	})
+	if replayErr != nil {
+		t.Fatal(replayErr)
+	}
+	return replayPath
+}
+
+type recording struct {
+	Raw, Timing string
+	Agent       string `json:"agent"`
+	Cols        int    `json:"cols"`
+	Rows        int    `json:"rows"`
+	Labels      []struct {
+		State string `json:"state"`
+	} `json:"labels"`
+}
+
+func loadRecordings(t testing.TB) []recording {
+	files, _ := filepath.Glob("../../fixtures/*/*/sessions/*.json")
+	sort.Strings(files)
+	var out []recording
+	for _, f := range files {
+		var r recording
+		data, err := os.ReadFile(f)
+		if err != nil || json.Unmarshal(data, &r) != nil {
+			t.Fatalf("read %s: %v", f, err)
+		}
+		r.Raw = strings.TrimSuffix(f, ".json") + ".raw"
+		r.Timing = strings.TrimSuffix(f, ".json") + ".timing"
+		out = append(out, r)
+	}
+	return out
+}
+
+// writes splits a recording into its original writes and the gaps before them.
+func (r recording) writes(t testing.TB, maxGap time.Duration) ([][]byte, []time.Duration) {
+	raw, err := os.ReadFile(r.Raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tf, err := os.Open(r.Timing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tf.Close()
+	var ws [][]byte
+	var gaps []time.Duration
+	off := 0
+	sc := bufio.NewScanner(tf)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		d, _ := strconv.ParseFloat(f[0], 64)
+		n, _ := strconv.Atoi(f[1])
+		ws = append(ws, raw[off:off+n])
+		gaps = append(gaps, min(time.Duration(d*float64(time.Second)), maxGap))
+		off += n
+	}
+	return ws, gaps
+}
+
+// BenchmarkStateLatency replays real recordings through a PTY hosted by the
+// real agentd, with their original timing (pauses capped at 500 ms), and
+// measures from the write that completed a frame to the session/state line
+// on agentd's stdout. The expected transitions come from Simulate, the live
+// path's logic run offline on the same bytes. Run with -benchtime=1x.
+func BenchmarkStateLatency(b *testing.B) {
+	const maxGap = 500 * time.Millisecond
+	rules, _ := detect.Load(nil, "")
+	c := startAgentd(b)
+	replay := replayBinary(b)
+	var lat []time.Duration
+	unexpected, missed, unlabelled := 0, 0, 0
+	for b.Loop() {
+		for _, rec := range loadRecordings(b) {
+			m, ok := rules.Lookup(rec.Agent)
+			if !ok {
+				continue
+			}
+			ws, gaps := rec.writes(b, maxGap)
+			want := sessions.Simulate(m, rec.Cols, rec.Rows, ws, gaps)
+			logPath := filepath.Join(b.TempDir(), "writes.log")
+			var s spawned
+			c.mustCall("session/spawn", map[string]any{
+				"argv": []string{replay, "-raw", abs(rec.Raw), "-timing", abs(rec.Timing), "-log", logPath, "-maxgap", maxGap.String(), "-hold", "300ms"},
+				"cwd":  b.TempDir(), "cols": rec.Cols, "rows": rec.Rows, "agent": rec.Agent,
+			}, &s)
+			from := 0
+			c.waitState(s.SessionID, "exited", &from, 5*time.Minute)
+			got := c.stateNotes(s.SessionID)
+			writeAt := readWriteLog(b, logPath)
+			labels := map[string]bool{}
+			for _, l := range rec.Labels {
+				labels[l.State] = true
+			}
+			// Match live notifications to simulated transitions in order.
+			j := 0
+			for _, g := range got {
+				if g.note.State == "exited" || (g.note.Reason == "process.starting") {
+					continue
+				}
+				if g.note.State != "idle" && g.note.State != "working" && !labels[g.note.State] {
+					unlabelled++
+					b.Logf("%s: %s (%s) is not among the recording's labels", rec.Raw, g.note.State, g.note.Reason)
+				}
+				k := j
+				for k < len(want) && want[k].State.Name != g.note.State {
+					k++
+				}
+				if k == len(want) {
+					unexpected++
+					b.Logf("%s: unexpected %s (%s)", rec.Raw, g.note.State, g.note.Reason)
+					continue
+				}
+				missed += k - j
+				if w := want[k].Write; w < len(writeAt) {
+					lat = append(lat, g.at.Sub(writeAt[w]))
+				}
+				j = k + 1
+			}
+			missed += len(want) - j
+		}
+	}
+	if len(lat) == 0 {
+		b.Fatal("no transitions measured")
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	p := func(q float64) float64 { return float64(lat[int(q*float64(len(lat)-1))].Microseconds()) / 1000 }
+	b.ReportMetric(p(0.5), "p50-ms")
+	b.ReportMetric(p(0.99), "p99-ms")
+	b.ReportMetric(float64(len(lat)), "transitions")
+	b.ReportMetric(float64(unexpected), "unexpected")
+	b.ReportMetric(float64(missed), "missed")
+	b.ReportMetric(float64(unlabelled), "unlabelled-states")
+}
+
+func abs(p string) string {
+	a, _ := filepath.Abs(p)
+	return a
+}
+
+func readWriteLog(t testing.TB, path string) []time.Time {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []time.Time
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 2 {
+			continue
+		}
+		ns, _ := strconv.ParseInt(f[0], 10, 64)
+		out = append(out, time.Unix(0, ns))
+	}
+	return out
+}
+
+type timedNote struct {
+	note stateNote
+	at   time.Time
+}
+
+func (c *client) stateNotes(sessionID string) []timedNote {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []timedNote
+	for _, n := range c.notes {
+		if n.Method != "session/state" {
+			continue
+		}
+		var s stateNote
+		_ = json.Unmarshal(n.Params, &s)
+		if s.SessionID == sessionID {
+			out = append(out, timedNote{note: s, at: n.At})
+		}
+	}
+	return out
+}
+
+// BenchmarkSpinnerCPU measures agentd's CPU with 50 sessions each redrawing
+// a spinner at 10 Hz for 30 s, and with 50 idle sessions, as percent of one
+// core (from /proc/<pid>/stat). Run with -benchtime=1x.
+func BenchmarkSpinnerCPU(b *testing.B) {
+	replay := replayBinary(b)
+	for b.Loop() {
+		for _, tc := range []struct {
+			name string
+			argv []string
+		}{
+			{"spinning", []string{replay, "-spinner", "10", "-for", "40s"}},
+			{"idle", []string{"sleep", "40"}},
+		} {
+			c := startAgentd(b)
+			for range 50 {
+				var s spawned
+				c.mustCall("session/spawn", map[string]any{"argv": tc.argv, "cwd": b.TempDir(), "agent": "demo"}, &s)
+			}
+			time.Sleep(3 * time.Second) // past start-up
+			before := cpuTicks(b, c.cmd.Process.Pid)
+			t0 := time.Now()
+			time.Sleep(30 * time.Second)
+			used := cpuTicks(b, c.cmd.Process.Pid) - before
+			pct := 100 * float64(used) / 100 / time.Since(t0).Seconds() // USER_HZ is 100
+			b.ReportMetric(pct, tc.name+"-cpu%")
+			c.close()
+		}
+	}
+}
+
+func cpuTicks(t testing.TB, pid int) int64 {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return ut + st
+}

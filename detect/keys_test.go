@@ -1,0 +1,36 @@
+package detect
+
+import "testing"
+
+func TestKeyTemplates(t *testing.T) {
+	tests := []struct {
+		tmpl string
+		ctx  keyContext
+		want string
+	}{
+		{"{id}", keyContext{id: "2"}, "2"},
+		{"{key}", keyContext{key: "y"}, "y"},
+		{"{key}", keyContext{key: "esc"}, "\x1b"},
+		{"{key}", keyContext{}, ""}, // no hint on the row: not answerable
+		{"{key}<enter>", keyContext{key: "N"}, "N\r"},
+		{"<left*{count}><right*{i}><enter>", keyContext{index: 2, count: 3}, "\x1b[D\x1b[D\x1b[D\x1b[C\x1b[C\r"},
+		{"<down*{down}><up*{up}><enter>", keyContext{index: 0, selected: 2}, "\x1b[A\x1b[A\r"},
+		{"<down*{down}><up*{up}><enter>", keyContext{index: 3, selected: 1}, "\x1b[B\x1b[B\r"},
+		{"<esc>", keyContext{}, "\x1b"},
+		{"<lt>{n}", keyContext{index: 4}, "<5"},
+	}
+	for _, tc := range tests {
+		tm, err := parseKeys(tc.tmpl)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.tmpl, err)
+		}
+		if got := tm.expand(tc.ctx); got != tc.want {
+			t.Errorf("%q with %+v = %q, want %q", tc.tmpl, tc.ctx, got, tc.want)
+		}
+	}
+	for _, bad := range []string{"{nope}", "<nope>", "{id", "<esc", "<down*x>"} {
+		if _, err := parseKeys(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}

@@ -1,0 +1,54 @@
+package sessions
+
+import (
+	"testing"
+
+	"github.com/agentd/agentd/detect"
+)
+
+func TestDecide(t *testing.T) {
+	working := detect.Verdict{Agent: "x", State: detect.StateWorking, Reason: "x.spinner"}
+	idle := detect.Verdict{Agent: "x", State: detect.StateIdle, Reason: "x.no_rule"}
+	done := detect.Verdict{Agent: "x", State: detect.StateDone, Outcome: "completed", Reason: "x.turn_done"}
+	blocked := detect.Verdict{Agent: "x", State: detect.StateBlocked, Reason: "x.menu", Prompt: &detect.Prompt{ID: "p1", Options: []detect.Option{{ID: "1", Label: "Yes"}}}}
+	rec := func(state string) *detect.StatusRecord { return &detect.StatusRecord{State: state, App: "x", Kind: "permission", Message: "approve Bash"} }
+	cur := func(name string) State { return State{Name: name} }
+	tests := []struct {
+		name        string
+		e           evidence
+		want        string
+		wantSource  string
+		wantOutcome string
+	}{
+		{"screen blocker beats a report", evidence{screen: blocked, status: rec("working"), current: cur(Working)}, Blocked, SourceScreen, ""},
+		{"report beats other screen rules", evidence{screen: idle, status: rec("working"), current: cur(Idle)}, Working, SourceOSC, ""},
+		{"blocked report without a readable prompt", evidence{screen: working, status: rec("blocked"), current: cur(Working)}, Blocked, SourceOSC, ""},
+		{"unknown report state is ignored", evidence{screen: working, status: &detect.StatusRecord{State: "dancing"}, current: cur(Idle)}, Working, SourceScreen, ""},
+		{"completion line is done", evidence{screen: done, current: cur(Working)}, Done, SourceScreen, "completed"},
+		{"seen done is idle", evidence{screen: done, current: cur(Done), seen: true}, Idle, SourceScreen, ""},
+		{"a turn that ended without a completion line", evidence{screen: idle, current: cur(Working), input: true}, Done, SourceScreen, "unknown"},
+		{"start-up settling is not a turn", evidence{screen: idle, current: cur(Working)}, Idle, SourceScreen, ""},
+		{"an idle report keeps an unseen done", evidence{screen: idle, status: rec("idle"), current: State{Name: Done, Outcome: "completed"}, input: true}, Done, "", "completed"},
+		{"done report takes the screen's outcome", evidence{screen: detect.Verdict{State: detect.StateDone, Outcome: "interrupted"}, status: rec("done"), current: cur(Working)}, Done, SourceOSC, "interrupted"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := decide(tc.e)
+			if got.Name != tc.want || (tc.wantSource != "" && got.Source != tc.wantSource) || got.Outcome != tc.wantOutcome {
+				t.Fatalf("decide = %s/%s/%s (%s), want %s/%s/%s", got.Name, got.Source, got.Outcome, got.Reason, tc.want, tc.wantSource, tc.wantOutcome)
+			}
+			if got.Name == Blocked && (got.Prompt == nil || got.Prompt.ID == "") {
+				t.Fatalf("blocked without a prompt id: %+v", got.Prompt)
+			}
+		})
+	}
+}
+
+func TestBlockedReportPromptIsStable(t *testing.T) {
+	r := detect.StatusRecord{State: "blocked", Kind: "permission", Message: "approve Bash: touch x"}
+	a, _ := fromStatus(r, detect.Verdict{})
+	b, _ := fromStatus(r, detect.Verdict{State: detect.StateWorking})
+	if a.Prompt.ID != b.Prompt.ID || a.Prompt.Question != "approve Bash: touch x" || !a.Prompt.Freeform {
+		t.Fatalf("prompts %+v %+v", a.Prompt, b.Prompt)
+	}
+}
