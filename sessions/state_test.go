@@ -11,7 +11,9 @@ func TestDecide(t *testing.T) {
 	idle := detect.Verdict{Agent: "x", State: detect.StateIdle, Reason: "x.no_rule"}
 	done := detect.Verdict{Agent: "x", State: detect.StateDone, Outcome: "completed", Reason: "x.turn_done"}
 	blocked := detect.Verdict{Agent: "x", State: detect.StateBlocked, Reason: "x.menu", Prompt: &detect.Prompt{ID: "p1", Options: []detect.Option{{ID: "1", Label: "Yes"}}}}
-	rec := func(state string) *detect.StatusRecord { return &detect.StatusRecord{State: state, App: "x", Kind: "permission", Message: "approve Bash"} }
+	rec := func(state string) *detect.StatusRecord {
+		return &detect.StatusRecord{State: state, App: "x", Kind: "permission", Message: "approve Bash"}
+	}
 	cur := func(name string) State { return State{Name: name} }
 	tests := []struct {
 		name        string
