@@ -90,7 +90,11 @@ func (s *Session) start(argv, env []string, cols, rows int) error {
 	if err != nil {
 		return err
 	}
-	s.ptmx = ptmx
+	if s.ptmx, err = pollable(ptmx); err != nil {
+		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		_ = s.cmd.Wait()
+		return err
+	}
 	s.Pid = s.cmd.Process.Pid
 	s.changed = make(chan struct{}, 1)
 	s.readDone = make(chan struct{})
@@ -99,6 +103,32 @@ func (s *Session) start(argv, env []string, cols, rows int) error {
 	go s.classifyLoop()
 	go s.waitLoop()
 	return nil
+}
+
+// pollable returns the PTY master as a non-blocking file served by Go's
+// network poller. creack/pty hands it over in blocking mode, where every
+// read holds an OS thread and each wake-up costs a thread switch: with many
+// sessions that was most of agentd's CPU.
+func pollable(f *os.File) (*os.File, error) {
+	defer f.Close()
+	raw, err := f.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	var fd int
+	var dupErr error
+	if err := raw.Control(func(orig uintptr) { fd, dupErr = syscall.Dup(int(orig)) }); err != nil {
+		return nil, err
+	}
+	if dupErr != nil {
+		return nil, dupErr
+	}
+	syscall.CloseOnExec(fd)
+	if err := syscall.SetNonblock(fd, true); err != nil {
+		syscall.Close(fd)
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), f.Name()), nil
 }
 
 // reply writes the terminal's answer to a query back to the agent.
@@ -157,22 +187,24 @@ func (s *Session) emitOutput(b []byte) {
 
 // classifyLoop classifies when — and only when — the screen changed.
 func (s *Session) classifyLoop() {
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
 	for {
 		select {
 		case <-s.changed:
 		case <-s.readDone:
 			return
 		}
-		s.coalesce()
+		s.coalesce(timer)
 		s.update()
 	}
 }
 
 // coalesce waits for the end of a burst of output and of a synchronized
-// frame.
-func (s *Session) coalesce() {
+// frame. timer is the loop's own, stopped on entry and on return.
+func (s *Session) coalesce(timer *time.Timer) {
 	first := time.Now()
-	timer := time.NewTimer(settle)
+	timer.Reset(settle)
 	defer timer.Stop()
 	for {
 		select {

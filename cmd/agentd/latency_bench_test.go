@@ -225,7 +225,11 @@ func BenchmarkSpinnerCPU(b *testing.B) {
 			{"spinning", []string{replay, "-spinner", "10", "-for", "40s"}},
 			{"idle", []string{"sleep", "40"}},
 		} {
-			c := startAgentd(b)
+			var extra []string
+			if dir := os.Getenv("AGENTD_PROFILE_DIR"); dir != "" {
+				extra = append(extra, "--cpuprofile", filepath.Join(dir, tc.name+".pprof"))
+			}
+			c := startAgentd(b, extra...)
 			for range 50 {
 				var s spawned
 				c.mustCall("session/spawn", map[string]any{"argv": tc.argv, "cwd": b.TempDir(), "agent": "demo"}, &s)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/adrg/xdg"
@@ -24,8 +25,21 @@ func cmdStdio(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	verbose := fs.Bool("verbose", false, "also log to stderr")
 	cooldown := fs.Duration("cooldown", 30*time.Second, "attention is raised at most once per session and state in this window")
 	logPath := fs.String("log", "", "log file (default $XDG_STATE_HOME/agentd/agentd.log)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) to this file until agentd exits")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "agentd: %v\n", err)
+			return 2
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(stderr, "agentd: %v\n", err)
+			return 2
+		}
+		defer func() { pprof.StopCPUProfile(); _ = f.Close() }()
 	}
 	log, closeLog := openLog(*logPath, *verbose, stderr)
 	defer closeLog()

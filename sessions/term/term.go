@@ -30,6 +30,7 @@ type Terminal struct {
 	rows int
 
 	pending []byte // an unfinished escape sequence or UTF-8 rune
+	rowBuf  []byte // reused while rendering rows
 
 	title          string
 	status         *detect.StatusRecord
@@ -422,21 +423,29 @@ func (t *Terminal) Snapshot() detect.Screen {
 		rec := *t.status
 		s.Status = &rec
 	}
-	var b strings.Builder
+	buf := t.rowBuf[:0]
 	for y := 0; y < rows; y++ {
-		b.Reset()
-		for x := 0; x < cols; x++ {
+		// Find the last non-blank cell first: most rows are mostly empty.
+		last := cols - 1
+		for ; last >= 0; last-- {
+			if r := t.vt.Cell(last, y).Char; r != ' ' && r != 0 {
+				break
+			}
+		}
+		buf = buf[:0]
+		for x := 0; x <= last; x++ {
 			r := t.vt.Cell(x, y).Char
 			if r == 0 {
 				r = ' '
 			}
-			b.WriteRune(r)
-			if cellWidth(r) == 2 && x+1 < cols && t.vt.Cell(x+1, y).Char == ' ' {
+			buf = utf8.AppendRune(buf, r)
+			if r >= 0x1100 && cellWidth(r) == 2 && x+1 <= last && t.vt.Cell(x+1, y).Char == ' ' {
 				x++ // the wide glyph's second cell
 			}
 		}
-		s.Lines[y] = strings.TrimRight(b.String(), " ")
+		s.Lines[y] = string(buf)
 	}
+	t.rowBuf = buf
 	return s
 }
 
