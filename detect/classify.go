@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
+	"time"
 )
 
 // Verdict is what the screen says the agent is doing.
@@ -32,6 +33,9 @@ type Prompt struct {
 	Question string   `json:"question"`
 	Options  []Option `json:"options"`
 	Freeform bool     `json:"freeform"`
+	// Settle is how long the prompt must have been on screen before keys
+	// for it are typed.
+	Settle time.Duration `json:"-"`
 }
 
 // Option is one answer a prompt offers.
@@ -45,6 +49,20 @@ type Option struct {
 	// Keys are the bytes that choose this option; empty when the manifest
 	// cannot say, and then agentd must not answer with it.
 	Keys string `json:"-"`
+}
+
+// Unmatched reports whether no rule matched (the verdict is the default idle).
+func (v Verdict) Unmatched() bool { return strings.HasSuffix(v.Reason, ".no_rule") }
+
+// HasIdleRule reports whether the manifest can recognise its agent waiting
+// for a task, rather than only falling back to idle.
+func (m *Manifest) HasIdleRule() bool {
+	for _, r := range m.Rules {
+		if r.State == StateIdle {
+			return true
+		}
+	}
+	return false
 }
 
 // Option returns the option with the given id.
@@ -266,7 +284,7 @@ func (p *PromptParser) regionOr(def string) string {
 
 // extract reads the prompt's options and question from the region's rows.
 func (p *PromptParser) extract(rows []string) *Prompt {
-	pr := &Prompt{Kind: p.Kind, Freeform: p.Freeform}
+	pr := &Prompt{Kind: p.Kind, Freeform: p.Freeform, Settle: p.settle}
 	firstOption := -1
 	lastOptionRow := -2
 	labelIdx := p.option.SubexpIndex("label")

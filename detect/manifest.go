@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 )
@@ -129,8 +130,12 @@ type PromptParser struct {
 	// Reject marks options whose label matches as rejecting (kind "reject").
 	Reject   string `toml:"reject"`
 	Freeform bool   `toml:"freeform"`
+	// Settle is how long the prompt must have been on screen before the
+	// agent takes keys for it (Codex drops keys that come sooner).
+	Settle string `toml:"settle"`
 
 	question, option, continuation, reject *regexp.Regexp
+	settle                                 time.Duration
 	line                                   int
 }
 
@@ -271,6 +276,11 @@ func (m *Manifest) compile(file string, data []byte) error {
 		}
 		if p.Keys == "" {
 			return errAt(line, id, "missing keys template")
+		}
+		if p.Settle != "" {
+			if p.settle, err = time.ParseDuration(p.Settle); err != nil || p.settle < 0 || p.settle > 5*time.Second {
+				return errAt(lineOf(data, "settle", line), id, "settle %q: want a duration from 0 to 5s, such as \"250ms\"", p.Settle)
+			}
 		}
 		if _, err := parseKeys(p.Keys); err != nil {
 			return errAt(lineOf(data, "keys", line), id, "keys: %v", err)

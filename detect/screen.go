@@ -16,8 +16,11 @@ type Screen struct {
 	CursorVisible        bool
 	Title                string
 	AltScreen            bool
-	// Status is the latest OSC 7501 program-status record, if any.
-	Status *StatusRecord
+	// Status is the latest OSC 7501 program-status record, if any, and
+	// StatusSeq counts the records received, so a new record can be told
+	// from the same one seen again.
+	Status    *StatusRecord
+	StatusSeq uint64
 	// Progress is the last OSC 9;4 progress report (state -1 when none).
 	Progress Progress
 }

@@ -58,15 +58,16 @@ type AgentInfo struct {
 
 // SpawnParams starts a session.
 type SpawnParams struct {
-	Argv     []string          `json:"argv"`
-	Cwd      string            `json:"cwd"`
-	Env      map[string]string `json:"env,omitempty"`
-	Cols     int               `json:"cols,omitempty"`
-	Rows     int               `json:"rows,omitempty"`
-	Agent    string            `json:"agent,omitempty"`
-	Protocol string            `json:"protocol,omitempty"` // "pty" (default) or "acp"
-	Hooks    *bool             `json:"hooks,omitempty"`
-	Name     string            `json:"name,omitempty"`
+	Argv []string `json:"argv"`
+	Cwd  string   `json:"cwd"`
+	// Env is added to agentd's environment; a null value removes a variable.
+	Env      map[string]*string `json:"env,omitempty"`
+	Cols     int                `json:"cols,omitempty"`
+	Rows     int                `json:"rows,omitempty"`
+	Agent    string             `json:"agent,omitempty"`
+	Protocol string             `json:"protocol,omitempty"` // "pty" (default) or "acp"
+	Hooks    *bool              `json:"hooks,omitempty"`
+	Name     string             `json:"name,omitempty"`
 }
 
 // Session is what agentd tells about a session.

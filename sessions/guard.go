@@ -89,6 +89,9 @@ func (s *Session) Answer(promptID, optionID, text string) (State, error) {
 	if already {
 		return st, ErrAlreadyAnswer
 	}
+	if st, err := s.awaitSettled(st); err != nil {
+		return st, err
+	}
 	var keys string
 	switch {
 	case optionID != "":
@@ -105,14 +108,33 @@ func (s *Session) Answer(promptID, optionID, text string) (State, error) {
 	default:
 		return st, ErrNotAnswerable
 	}
+	_, seq := s.statusSeq()
 	s.mu.Lock()
 	s.answered = promptID
+	s.answeredSeq = seq
 	s.input = true
 	s.mu.Unlock()
 	if err := s.write([]byte(keys)); err != nil {
 		return st, err
 	}
 	return s.awaitPromptGone(promptID), nil
+}
+
+// awaitSettled waits until the prompt has been on screen as long as its
+// agent needs before it takes keys, then checks it is still the same one.
+func (s *Session) awaitSettled(st State) (State, error) {
+	s.mu.Lock()
+	wait := st.Prompt.Settle - time.Since(s.promptAt)
+	s.mu.Unlock()
+	if wait <= 0 {
+		return st, nil
+	}
+	time.Sleep(wait)
+	fresh := s.update()
+	if fresh.Name != Blocked || fresh.Prompt == nil || fresh.Prompt.ID != st.Prompt.ID {
+		return fresh, &StaleError{Answered: st.Prompt.ID, Current: fresh.Prompt}
+	}
+	return fresh, nil
 }
 
 // awaitPromptGone classifies as the screen changes until promptID is no
@@ -131,5 +153,13 @@ func (s *Session) awaitPromptGone(promptID string) State {
 	}
 	// Let the frame that replaced the prompt finish before reporting.
 	time.Sleep(settle)
-	return s.update()
+	st := s.update()
+	if st.Prompt != nil && st.Prompt.ID == promptID {
+		// The keys did not take: the same prompt is still there. Say so
+		// (the caller sees the same promptId) and let a retry through.
+		s.mu.Lock()
+		s.answered = ""
+		s.mu.Unlock()
+	}
+	return st
 }

@@ -62,9 +62,10 @@ func (m *Manager) Rules() *detect.Set { return m.opts.Rules }
 
 // SpawnSpec describes a session to start.
 type SpawnSpec struct {
-	Argv       []string
-	Cwd        string
-	Env        map[string]string
+	Argv []string
+	Cwd  string
+	// Env is added to agentd's environment; a nil value removes a variable.
+	Env        map[string]*string
 	Cols, Rows int
 	Agent      string
 	Name       string
@@ -150,7 +151,7 @@ func (m *Manager) pickManifest(spec SpawnSpec) (*detect.Manifest, error) {
 
 // lookPath resolves argv[0] the way the child will see it: relative to cwd,
 // or on the PATH the child gets.
-func lookPath(prog, cwd string, env map[string]string) (string, error) {
+func lookPath(prog, cwd string, env map[string]*string) (string, error) {
 	if strings.Contains(prog, "/") {
 		p := prog
 		if !filepath.IsAbs(p) {
@@ -167,7 +168,10 @@ func lookPath(prog, cwd string, env map[string]string) (string, error) {
 	}
 	path := os.Getenv("PATH")
 	if v, ok := env["PATH"]; ok {
-		path = v
+		path = ""
+		if v != nil {
+			path = *v
+		}
 	}
 	for _, dir := range filepath.SplitList(path) {
 		if dir == "" {
@@ -183,7 +187,7 @@ func lookPath(prog, cwd string, env map[string]string) (string, error) {
 
 // buildEnv is agentd's environment with the spawn's additions, and a
 // terminal description agents draw well in.
-func buildEnv(extra map[string]string) []string {
+func buildEnv(extra map[string]*string) []string {
 	env := map[string]string{}
 	for _, kv := range os.Environ() {
 		k, v, _ := strings.Cut(kv, "=")
@@ -192,7 +196,11 @@ func buildEnv(extra map[string]string) []string {
 	env["TERM"] = "xterm-256color"
 	env["COLORTERM"] = "truecolor"
 	for k, v := range extra {
-		env[k] = v
+		if v == nil {
+			delete(env, k)
+			continue
+		}
+		env[k] = *v
 	}
 	out := make([]string, 0, len(env))
 	for k, v := range env {

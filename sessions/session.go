@@ -52,12 +52,18 @@ type Session struct {
 	state         State
 	lastPublished State
 	seen          bool
-	input         bool
-	answered      string // the promptId last answered, until it leaves the screen
-	attention     map[string]time.Time
-	exited        *ExitStatus
-	outTail       []byte // an unfinished UTF-8 rune held back from output
-	revision      uint64
+	ready         bool // a rule matched or the agent reported a state
+	// promptShownSeq and answeredSeq name the program-status record that was
+	// current when its prompt was on screen, and when agentd answered it.
+	promptShownSeq, answeredSeq uint64
+	promptID                    string    // the last prompt seen on screen
+	promptAt                    time.Time // when it first appeared
+	input                       bool
+	answered                    string // the promptId last answered, until it leaves the screen
+	attention                   map[string]time.Time
+	exited                      *ExitStatus
+	outTail                     []byte // an unfinished UTF-8 rune held back from output
+	revision                    uint64
 
 	changed  chan struct{} // poked by the reader; cap 1
 	readDone chan struct{}
@@ -239,9 +245,17 @@ func (s *Session) update() State {
 	if s.answered != "" && (v.Prompt == nil || v.Prompt.ID != s.answered) {
 		s.answered = ""
 	}
-	next := decide(evidence{screen: v, status: sc.Status, current: s.state, seen: s.seen, input: s.input})
+	if !v.Unmatched() || sc.Status != nil {
+		s.ready = true
+	}
+	status := s.freshStatus(v, sc)
+	starting := !s.ready && s.manifest.HasIdleRule()
+	next := decide(evidence{screen: v, status: status, current: s.state, seen: s.seen, input: s.input, starting: starting})
 	if next.Name == Working || next.Name == Blocked {
 		s.seen = false
+	}
+	if next.Prompt != nil && next.Prompt.ID != s.promptID {
+		s.promptID, s.promptAt = next.Prompt.ID, time.Now()
 	}
 	st, changed := s.setStateLocked(next)
 	s.mu.Unlock()
@@ -249,6 +263,25 @@ func (s *Session) update() State {
 		s.mgr.publish(s, st)
 	}
 	return st
+}
+
+// freshStatus returns the program-status record unless it is a blocked
+// report whose prompt has come and gone: agents send "blocked" before they
+// draw the prompt and may report the next state only after it is answered,
+// so once the screen has shown the prompt and no longer does, the record
+// says nothing more. Called with s.mu held.
+func (s *Session) freshStatus(v detect.Verdict, sc detect.Screen) *detect.StatusRecord {
+	if sc.Status == nil || sc.Status.State != "blocked" {
+		return sc.Status
+	}
+	if v.State == detect.StateBlocked {
+		s.promptShownSeq = sc.StatusSeq
+		return sc.Status
+	}
+	if s.promptShownSeq == sc.StatusSeq || s.answeredSeq == sc.StatusSeq {
+		return nil
+	}
+	return sc.Status
 }
 
 // setStateLocked records next and reports whether a notification is due.
@@ -454,6 +487,8 @@ func ParseSignal(name string) (syscall.Signal, error) {
 	}
 	return 0, fmt.Errorf("unknown signal %q", name)
 }
+
+func (s *Session) statusSeq() (*detect.StatusRecord, uint64) { return s.term.Status() }
 
 // Classify returns a fresh verdict of the screen as it is now.
 func (s *Session) Classify() detect.Verdict {

@@ -53,6 +53,9 @@ type evidence struct {
 	current State                // the state reported so far
 	seen    bool                 // the person saw the end of the current turn
 	input   bool                 // someone wrote to the agent since it started
+	// starting: the agent's rules can recognise its ready screen and have
+	// not yet matched anything, nor has it reported a state.
+	starting bool
 }
 
 // decide combines the evidence, strongest first: a blocker visible on the
@@ -65,6 +68,11 @@ func decide(e evidence) State {
 		if rep, ok := fromStatus(*e.status, e.screen); ok {
 			st = rep
 		}
+	}
+	if e.starting && st.Source == SourceScreen && st.Name == Idle && e.screen.Unmatched() {
+		// A half-drawn start-up screen is not an agent waiting for a task:
+		// input typed now would be lost.
+		return e.current
 	}
 	prev := e.current.Name
 	switch st.Name {

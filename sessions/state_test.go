@@ -30,6 +30,8 @@ func TestDecide(t *testing.T) {
 		{"seen done is idle", evidence{screen: done, current: cur(Done), seen: true}, Idle, SourceScreen, ""},
 		{"a turn that ended without a completion line", evidence{screen: idle, current: cur(Working), input: true}, Done, SourceScreen, "unknown"},
 		{"start-up settling is not a turn", evidence{screen: idle, current: cur(Working)}, Idle, SourceScreen, ""},
+		{"a half-drawn start-up screen is not idle", evidence{screen: idle, current: State{Name: Working, Source: SourceProcess}, starting: true}, Working, SourceProcess, ""},
+		{"a recognised ready screen ends start-up", evidence{screen: detect.Verdict{State: detect.StateIdle, Reason: "x.composer"}, current: cur(Working), starting: true}, Idle, SourceScreen, ""},
 		{"an idle report keeps an unseen done", evidence{screen: idle, status: rec("idle"), current: State{Name: Done, Outcome: "completed"}, input: true}, Done, "", "completed"},
 		{"done report takes the screen's outcome", evidence{screen: detect.Verdict{State: detect.StateDone, Outcome: "interrupted"}, status: rec("done"), current: cur(Working)}, Done, SourceOSC, "interrupted"},
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -160,7 +161,7 @@ func (c *client) waitState(sessionID, state string, from *int, timeout time.Dura
 		select {
 		case <-c.notify:
 		case <-deadline:
-			c.t.Fatalf("no %q state for %s within %s; states seen: %s", state, sessionID, timeout, c.states(sessionID))
+			c.t.Fatalf("no %q state for %s within %s; states seen: %s\nscreen:\n%s", state, sessionID, timeout, c.states(sessionID), c.screen(sessionID))
 		}
 	}
 }
@@ -181,6 +182,15 @@ func (c *client) states(sessionID string) []string {
 		}
 	}
 	return out
+}
+
+// screen is the session's screen now, for failure messages.
+func (c *client) screen(sessionID string) string {
+	var r struct{ Rows []string }
+	if err := c.call("session/read", map[string]any{"sessionId": sessionID}, &r); err != nil {
+		return "(session/read: " + err.Error() + ")"
+	}
+	return strings.Join(r.Rows, "\n")
 }
 
 func (c *client) close() {

@@ -34,6 +34,7 @@ type Terminal struct {
 
 	title          string
 	status         *detect.StatusRecord
+	statusSeq      uint64
 	progress       detect.Progress
 	syncOutput     bool
 	bracketedPaste bool
@@ -86,6 +87,18 @@ func (t *Terminal) Size() (cols, rows int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.cols, t.rows
+}
+
+// Status returns the current program-status record (nil when none) and how
+// many records have arrived.
+func (t *Terminal) Status() (*detect.StatusRecord, uint64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.status == nil {
+		return nil, t.statusSeq
+	}
+	rec := *t.status
+	return &rec, t.statusSeq
 }
 
 // InSync reports whether the program holds synchronized output (?2026h):
@@ -327,6 +340,7 @@ func (t *Terminal) handleOSC(seq []byte) {
 		if !ok {
 			return
 		}
+		t.statusSeq++
 		if rec.State == "clear" {
 			t.status = nil
 			return
@@ -423,6 +437,7 @@ func (t *Terminal) Snapshot() detect.Screen {
 		rec := *t.status
 		s.Status = &rec
 	}
+	s.StatusSeq = t.statusSeq
 	buf := t.rowBuf[:0]
 	for y := 0; y < rows; y++ {
 		// Find the last non-blank cell first: most rows are mostly empty.

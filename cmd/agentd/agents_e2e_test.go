@@ -1,0 +1,122 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentd/agentd/fixtures/fakemodel"
+	"github.com/agentd/agentd/fixtures/lab"
+)
+
+// requireAgent finds an installed agent CLI. Without it the test is skipped
+// and says so; `make test` installs the agents first and sets
+// AGENTD_REQUIRE_AGENTS=1, which turns a missing agent into a failure.
+func requireAgent(t *testing.T, name string) string {
+	t.Helper()
+	bin := lab.Bin(name)
+	if _, err := os.Stat(bin); err != nil {
+		if os.Getenv("AGENTD_REQUIRE_AGENTS") != "" {
+			t.Fatalf("%s is not installed at %s (make agents installs it)", name, bin)
+		}
+		t.Skipf("%s is not installed at %s; run make agents", name, bin)
+	}
+	return bin
+}
+
+// envMap turns a launch environment into session/spawn's env: the lab's
+// variables set, and the ones agentd's own environment should not pass on
+// removed.
+func envMap(env []string, unset ...string) map[string]*string {
+	m := map[string]*string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		m[k] = &v
+	}
+	for _, k := range unset {
+		m[k] = nil
+	}
+	return m
+}
+
+// The real Codex CLI 0.171.0, offline, hosted by the real agentd over pipes:
+// idle → working → blocked with the recorded options → runtime_send refused
+// → runtime_answer at once (agentd waits the 250 ms Codex needs before it
+// takes keys) with Codex's letter key → the command really runs →
+// done (completed) → seen → idle → kill → exited.
+func TestCodexEndToEnd(t *testing.T) {
+	bin := requireAgent(t, "codex")
+	d, err := lab.NewDirs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := &fakemodel.Script{Rules: []fakemodel.Rule{{
+		Prompt:    "notes file",
+		Reply:     fakemodel.Reply{Tool: lab.CodexExec("touch notes.txt", "Create the notes file you asked for")},
+		AfterTool: fakemodel.Reply{Text: "Created notes.txt."},
+	}}}
+	l, srv, err := lab.Codex(bin, d, script, lab.CodexOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Cleanup()
+	defer func() {
+		if t.Failed() {
+			for i, r := range srv.Requests() {
+				t.Logf("model request %d: %s last=%q toolResult=%v", i, r.Path, r.LastUser, r.ToolResult)
+			}
+		}
+	}()
+	c := startAgentd(t)
+	var s spawned
+	c.mustCall("session/spawn", map[string]any{"argv": l.Argv, "cwd": d.Work, "env": envMap(l.Env), "cols": 120, "rows": 40}, &s)
+	if s.Agent != "codex" {
+		t.Fatalf("identified as %q, want codex", s.Agent)
+	}
+	from := 0
+	c.waitState(s.SessionID, "idle", &from, 60*time.Second)
+	c.mustCall("runtime_send", map[string]any{"sessionId": s.SessionID, "text": "make a notes file", "submit": true}, nil)
+	c.waitState(s.SessionID, "working", &from, 30*time.Second)
+	// Codex reports blocked (OSC 7501, no question) before it draws the
+	// prompt; the prompt with its options follows as a second notification.
+	b := c.waitState(s.SessionID, "blocked", &from, 60*time.Second)
+	for b.Prompt == nil || len(b.Prompt.Options) == 0 {
+		b = c.waitState(s.SessionID, "blocked", &from, 10*time.Second)
+	}
+	want := []string{"Yes, proceed", "Yes, and don't ask again for commands that start with `touch notes.txt`", "No, and tell Codex what to do differently"}
+	if b.Prompt == nil || b.Prompt.Question != "Would you like to run the following command?" || len(b.Prompt.Options) != len(want) {
+		t.Fatalf("blocked prompt = %+v", b.Prompt)
+	}
+	for i, o := range b.Prompt.Options {
+		if o.Label != want[i] {
+			t.Errorf("option %d = %q, want %q", i+1, o.Label, want[i])
+		}
+	}
+	if err := c.call("runtime_send", map[string]any{"sessionId": s.SessionID, "text": "y", "submit": true}, nil); rpcCode(err) != -32020 {
+		t.Fatalf("runtime_send while blocked: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(d.Work, "notes.txt")); err == nil {
+		t.Fatal("notes.txt exists before the answer")
+	}
+	time.Sleep(150 * time.Millisecond) // EXPERIMENT
+	var res struct{ State string }
+	c.mustCall("runtime_answer", map[string]any{"sessionId": s.SessionID, "promptId": b.Prompt.PromptID, "optionId": "1"}, &res)
+	if res.State == "blocked" {
+		time.Sleep(2 * time.Second)
+		t.Fatalf("still blocked after the answer; states %s; screen 2s later:\n%s", c.states(s.SessionID), c.screen(s.SessionID))
+	}
+	done := c.waitState(s.SessionID, "done", &from, 60*time.Second)
+	if done.Outcome != "completed" {
+		t.Errorf("done outcome %q (%s), want completed", done.Outcome, done.Reason)
+	}
+	if _, err := os.Stat(filepath.Join(d.Work, "notes.txt")); err != nil {
+		t.Errorf("the approved command did not run: %v", err)
+	}
+	c.mustCall("session/seen", map[string]any{"sessionId": s.SessionID}, nil)
+	c.waitState(s.SessionID, "idle", &from, 10*time.Second)
+	c.mustCall("session/kill", map[string]any{"sessionId": s.SessionID}, nil)
+	c.waitState(s.SessionID, "exited", &from, 20*time.Second)
+	t.Logf("states: %s", strings.Join(c.states(s.SessionID), " → "))
+}
