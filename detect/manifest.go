@@ -22,6 +22,12 @@ const (
 	MaxPatterns      = 16 // per match / unless list
 )
 
+// DefaultSettle is how long a prompt must have been on screen before agentd
+// types an answer, when its manifest does not say: the real Claude Code and
+// Codex both dropped a digit typed the moment their menu appeared, and no
+// person answers faster than this.
+const DefaultSettle = 200 * time.Millisecond
+
 // States a rule may decide.
 const (
 	StateWorking = "working"
@@ -277,6 +283,7 @@ func (m *Manifest) compile(file string, data []byte) error {
 		if p.Keys == "" {
 			return errAt(line, id, "missing keys template")
 		}
+		p.settle = DefaultSettle
 		if p.Settle != "" {
 			if p.settle, err = time.ParseDuration(p.Settle); err != nil || p.settle < 0 || p.settle > 5*time.Second {
 				return errAt(lineOf(data, "settle", line), id, "settle %q: want a duration from 0 to 5s, such as \"250ms\"", p.Settle)

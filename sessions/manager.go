@@ -259,17 +259,24 @@ func (m *Manager) hasOutputSubscribers(id string) bool {
 func (m *Manager) publish(s *Session, st State) {
 	attention := false
 	s.mu.Lock()
+	prev := s.lastPublished
 	if st.Name == Blocked || st.Name == Done || st.Name == Error {
 		if last, ok := s.attention[st.Name]; !ok || time.Since(last) >= m.opts.Cooldown {
 			s.attention[st.Name] = time.Now()
 			attention = true
 		}
 	}
-	prev := s.lastPublished
+	if st.Name == Blocked && prev.Name == Blocked && !answerable(prev.Prompt) && answerable(st.Prompt) {
+		// The agent reported blocked before it drew its prompt; the notice
+		// an editor pops should carry the options, so raise it again.
+		attention = true
+	}
 	s.lastPublished = st
 	s.mu.Unlock()
 	m.events.State(s.Info(), prev, attention)
 }
+
+func answerable(p *detect.Prompt) bool { return p != nil && len(p.Options) > 0 }
 
 // Shutdown ends every session's process group and waits for them.
 func (m *Manager) Shutdown() {

@@ -120,3 +120,74 @@ func TestCodexEndToEnd(t *testing.T) {
 	c.waitState(s.SessionID, "exited", &from, 20*time.Second)
 	t.Logf("states: %s", strings.Join(c.states(s.SessionID), " → "))
 }
+
+// The real Claude Code 2.1.332, offline, hosted by the real agentd over
+// pipes: idle → working → blocked with the recorded options → runtime_send
+// refused → runtime_answer option 1 → working → the command really ran →
+// done (completed) → seen → idle → kill → exited.
+func TestClaudeEndToEnd(t *testing.T) {
+	bin := requireAgent(t, "claude")
+	d, err := lab.NewDirs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := &fakemodel.Script{Rules: []fakemodel.Rule{{
+		Prompt:    "make a file",
+		Reply:     fakemodel.Reply{Text: "I'll create it.", Tool: lab.ClaudeBash("sleep 1 && touch made.txt", "Create made.txt")},
+		AfterTool: fakemodel.Reply{Text: "Created made.txt."},
+	}}}
+	l, srv, err := lab.Claude(bin, d, script, lab.ClaudeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Cleanup()
+	defer func() {
+		if t.Failed() {
+			for i, r := range srv.Requests() {
+				t.Logf("model request %d: %s last=%q toolResult=%v", i, r.Path, r.LastUser, r.ToolResult)
+			}
+		}
+	}()
+	c := startAgentd(t)
+	var s spawned
+	c.mustCall("session/spawn", map[string]any{"argv": l.Argv, "cwd": d.Work, "env": envMap(l.Env, lab.ClaudeUnset...), "cols": 120, "rows": 40}, &s)
+	if s.Agent != "claude" {
+		t.Fatalf("identified as %q, want claude", s.Agent)
+	}
+	from := 0
+	c.waitState(s.SessionID, "idle", &from, 60*time.Second)
+	c.mustCall("runtime_send", map[string]any{"sessionId": s.SessionID, "text": "please make a file", "submit": true}, nil)
+	c.waitState(s.SessionID, "working", &from, 30*time.Second)
+	b := c.waitState(s.SessionID, "blocked", &from, 60*time.Second)
+	for b.Prompt == nil || len(b.Prompt.Options) == 0 {
+		b = c.waitState(s.SessionID, "blocked", &from, 10*time.Second)
+	}
+	if b.Prompt.Question != "Do you want to proceed?" || b.Prompt.Kind != "permission" || len(b.Prompt.Options) < 3 ||
+		b.Prompt.Options[0].Label != "Yes" || b.Prompt.Options[len(b.Prompt.Options)-1].Label != "No" {
+		t.Fatalf("blocked prompt = %+v", b.Prompt)
+	}
+	if !b.Attention {
+		t.Errorf("the first blocked state carries no attention")
+	}
+	if err := c.call("runtime_send", map[string]any{"sessionId": s.SessionID, "text": "1", "submit": false}, nil); rpcCode(err) != -32020 {
+		t.Fatalf("runtime_send while blocked: %v", err)
+	}
+	var res struct{ State string }
+	c.mustCall("runtime_answer", map[string]any{"sessionId": s.SessionID, "promptId": b.Prompt.PromptID, "optionId": "1"}, &res)
+	if res.State == "blocked" {
+		t.Fatalf("still blocked after the answer; screen:\n%s", c.screen(s.SessionID))
+	}
+	c.waitState(s.SessionID, "working", &from, 10*time.Second)
+	done := c.waitState(s.SessionID, "done", &from, 60*time.Second)
+	if done.Outcome != "completed" {
+		t.Errorf("done outcome %q (%s), want completed", done.Outcome, done.Reason)
+	}
+	if _, err := os.Stat(filepath.Join(d.Work, "made.txt")); err != nil {
+		t.Errorf("the approved command did not run: %v", err)
+	}
+	c.mustCall("session/seen", map[string]any{"sessionId": s.SessionID}, nil)
+	c.waitState(s.SessionID, "idle", &from, 10*time.Second)
+	c.mustCall("session/kill", map[string]any{"sessionId": s.SessionID}, nil)
+	c.waitState(s.SessionID, "exited", &from, 20*time.Second)
+	t.Logf("states: %s", strings.Join(c.states(s.SessionID), " → "))
+}
