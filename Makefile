@@ -2,7 +2,7 @@
 GO ?= go
 AGENTS_CACHE ?= $(HOME)/.cache/agentd-agents
 
-.PHONY: all build demo test unit conformance record bench deps clean
+.PHONY: all build demo test unit agents conformance record bench deps clean
 
 all: build
 
@@ -15,14 +15,20 @@ demo:
 
 # Everything CI runs. Installs what it needs (Go modules, the pinned agent
 # CLIs from npm) on first use.
-test: deps unit conformance
+test: deps agents unit conformance
 
 deps:
 	$(GO) mod download
 
+# The pinned agent CLIs (fixtures/agents/package-lock.json), from npm.
+agents:
+	AGENTD_AGENTS_CACHE=$(AGENTS_CACHE) $(GO) run ./fixtures/lab/install
+
+# Unit and end-to-end tests; with the agents installed, the real Claude Code
+# and Codex end-to-end tests must run (a missing agent fails, not skips).
 unit:
 	$(GO) vet ./...
-	$(GO) test -count=1 ./...
+	AGENTD_AGENTS_CACHE=$(AGENTS_CACHE) AGENTD_REQUIRE_AGENTS=1 $(GO) test -count=1 ./...
 
 # Live conformance: install the pinned agents, record every scenario fresh
 # into a temporary folder, and classify those captures. An agent whose UI
