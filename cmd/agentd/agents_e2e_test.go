@@ -41,6 +41,24 @@ func envMap(env []string, unset ...string) map[string]*string {
 	return m
 }
 
+// finishTurn checks the end of an approved turn: done (completed), the
+// approved command's file exists, seen makes it idle, kill makes it exited.
+func finishTurn(t *testing.T, c *client, id string, from *int, made string) {
+	t.Helper()
+	done := c.waitState(id, "done", from, 60*time.Second)
+	if done.Outcome != "completed" {
+		t.Errorf("done outcome %q (%s), want completed", done.Outcome, done.Reason)
+	}
+	if _, err := os.Stat(made); err != nil {
+		t.Errorf("the approved command did not run: %v", err)
+	}
+	c.mustCall("session/seen", map[string]any{"sessionId": id}, nil)
+	c.waitState(id, "idle", from, 10*time.Second)
+	c.mustCall("session/kill", map[string]any{"sessionId": id}, nil)
+	c.waitState(id, "exited", from, 20*time.Second)
+	t.Logf("states: %s", strings.Join(c.states(id), " → "))
+}
+
 // The real Codex CLI 0.171.0, offline, hosted by the real agentd over pipes:
 // idle → working → blocked with the recorded options → runtime_send refused
 // → runtime_answer at once (agentd waits the 250 ms Codex needs before it
@@ -81,10 +99,7 @@ func TestCodexEndToEnd(t *testing.T) {
 	c.waitState(s.SessionID, "working", &from, 30*time.Second)
 	// Codex reports blocked (OSC 7501, no question) before it draws the
 	// prompt; the prompt with its options follows as a second notification.
-	b := c.waitState(s.SessionID, "blocked", &from, 60*time.Second)
-	for b.Prompt == nil || len(b.Prompt.Options) == 0 {
-		b = c.waitState(s.SessionID, "blocked", &from, 10*time.Second)
-	}
+	b := c.waitPrompt(s.SessionID, &from, 60*time.Second)
 	want := []string{"Yes, proceed", "Yes, and don't ask again for commands that start with `touch notes.txt`", "No, and tell Codex what to do differently"}
 	if b.Prompt == nil || b.Prompt.Question != "Would you like to run the following command?" || len(b.Prompt.Options) != len(want) {
 		t.Fatalf("blocked prompt = %+v", b.Prompt)
@@ -107,18 +122,7 @@ func TestCodexEndToEnd(t *testing.T) {
 		time.Sleep(2 * time.Second)
 		t.Fatalf("still blocked after the answer; states %s; screen 2s later:\n%s", c.states(s.SessionID), c.screen(s.SessionID))
 	}
-	done := c.waitState(s.SessionID, "done", &from, 60*time.Second)
-	if done.Outcome != "completed" {
-		t.Errorf("done outcome %q (%s), want completed", done.Outcome, done.Reason)
-	}
-	if _, err := os.Stat(filepath.Join(d.Work, "notes.txt")); err != nil {
-		t.Errorf("the approved command did not run: %v", err)
-	}
-	c.mustCall("session/seen", map[string]any{"sessionId": s.SessionID}, nil)
-	c.waitState(s.SessionID, "idle", &from, 10*time.Second)
-	c.mustCall("session/kill", map[string]any{"sessionId": s.SessionID}, nil)
-	c.waitState(s.SessionID, "exited", &from, 20*time.Second)
-	t.Logf("states: %s", strings.Join(c.states(s.SessionID), " → "))
+	finishTurn(t, c, s.SessionID, &from, filepath.Join(d.Work, "notes.txt"))
 }
 
 // The real Claude Code 2.1.332, offline, hosted by the real agentd over
@@ -158,10 +162,7 @@ func TestClaudeEndToEnd(t *testing.T) {
 	c.waitState(s.SessionID, "idle", &from, 60*time.Second)
 	c.mustCall("runtime_send", map[string]any{"sessionId": s.SessionID, "text": "please make a file", "submit": true}, nil)
 	c.waitState(s.SessionID, "working", &from, 30*time.Second)
-	b := c.waitState(s.SessionID, "blocked", &from, 60*time.Second)
-	for b.Prompt == nil || len(b.Prompt.Options) == 0 {
-		b = c.waitState(s.SessionID, "blocked", &from, 10*time.Second)
-	}
+	b := c.waitPrompt(s.SessionID, &from, 60*time.Second)
 	if b.Prompt.Question != "Do you want to proceed?" || b.Prompt.Kind != "permission" || len(b.Prompt.Options) < 3 ||
 		b.Prompt.Options[0].Label != "Yes" || b.Prompt.Options[len(b.Prompt.Options)-1].Label != "No" {
 		t.Fatalf("blocked prompt = %+v", b.Prompt)
@@ -178,16 +179,5 @@ func TestClaudeEndToEnd(t *testing.T) {
 		t.Fatalf("still blocked after the answer; screen:\n%s", c.screen(s.SessionID))
 	}
 	c.waitState(s.SessionID, "working", &from, 10*time.Second)
-	done := c.waitState(s.SessionID, "done", &from, 60*time.Second)
-	if done.Outcome != "completed" {
-		t.Errorf("done outcome %q (%s), want completed", done.Outcome, done.Reason)
-	}
-	if _, err := os.Stat(filepath.Join(d.Work, "made.txt")); err != nil {
-		t.Errorf("the approved command did not run: %v", err)
-	}
-	c.mustCall("session/seen", map[string]any{"sessionId": s.SessionID}, nil)
-	c.waitState(s.SessionID, "idle", &from, 10*time.Second)
-	c.mustCall("session/kill", map[string]any{"sessionId": s.SessionID}, nil)
-	c.waitState(s.SessionID, "exited", &from, 20*time.Second)
-	t.Logf("states: %s", strings.Join(c.states(s.SessionID), " → "))
+	finishTurn(t, c, s.SessionID, &from, filepath.Join(d.Work, "made.txt"))
 }

@@ -168,20 +168,22 @@ func (c *client) waitState(sessionID, state string, from *int, timeout time.Dura
 
 // states lists the states notified for a session, in order.
 func (c *client) states(sessionID string) []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	var out []string
-	for _, n := range c.notes {
-		if n.Method != "session/state" {
-			continue
-		}
-		var s stateNote
-		_ = json.Unmarshal(n.Params, &s)
-		if s.SessionID == sessionID {
-			out = append(out, s.State+"("+s.Reason+")")
-		}
+	for _, n := range c.stateNotes(sessionID) {
+		out = append(out, n.note.State+"("+n.note.Reason+")")
 	}
 	return out
+}
+
+// waitPrompt waits for a blocked state whose prompt has options: agents
+// that report blocked (OSC 7501) before drawing the prompt send one without.
+func (c *client) waitPrompt(sessionID string, from *int, timeout time.Duration) stateNote {
+	c.t.Helper()
+	b := c.waitState(sessionID, "blocked", from, timeout)
+	for b.Prompt == nil || len(b.Prompt.Options) == 0 {
+		b = c.waitState(sessionID, "blocked", from, 10*time.Second)
+	}
+	return b
 }
 
 // screen is the session's screen now, for failure messages.

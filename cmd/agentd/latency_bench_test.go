@@ -195,6 +195,7 @@ type timedNote struct {
 	at   time.Time
 }
 
+// stateNotes returns a session's state notifications with their arrival.
 func (c *client) stateNotes(sessionID string) []timedNote {
 	c.mu.Lock()
 	defer c.mu.Unlock()
