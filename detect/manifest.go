@@ -70,7 +70,7 @@ type Identify struct {
 	Title  []string `toml:"title"`
 	Screen []string `toml:"screen"`
 
-	title, screen []*regexp.Regexp
+	title, screen []pattern
 }
 
 // Region is a named part of the screen a rule looks at.
@@ -114,7 +114,7 @@ type Condition struct {
 	Match  []string `toml:"match"`
 	Unless []string `toml:"unless"`
 
-	match, unless []*regexp.Regexp
+	match, unless []pattern
 }
 
 // PromptParser extracts a prompt's question and options from a region.
@@ -232,10 +232,10 @@ func (m *Manifest) compile(file string, data []byte) error {
 		if r.Bottom < 0 {
 			return errAt(line, id, "bottom %d: want 0 or more", r.Bottom)
 		}
-		if r.after, err = compileOne(r.After); err != nil {
+		if r.after, err = compileRow(r.After); err != nil {
 			return errAt(line, id, "after: %v", err)
 		}
-		if r.before, err = compileOne(r.Before); err != nil {
+		if r.before, err = compileRow(r.Before); err != nil {
 			return errAt(line, id, "before: %v", err)
 		}
 		m.regions[r.Name] = r
@@ -265,19 +265,19 @@ func (m *Manifest) compile(file string, data []byte) error {
 		if p.Option == "" {
 			return errAt(line, id, "missing option pattern")
 		}
-		if p.option, err = compileOne(p.Option); err != nil {
+		if p.option, err = compileRow(p.Option); err != nil {
 			return errAt(lineOf(data, "option", line), id, "option: %v", err)
 		}
 		if !hasGroup(p.option, "label") {
 			return errAt(lineOf(data, "option", line), id, "option: needs a (?P<label>…) group")
 		}
-		if p.question, err = compileOne(p.Question); err != nil {
+		if p.question, err = compileRow(p.Question); err != nil {
 			return errAt(lineOf(data, "question", line), id, "question: %v", err)
 		}
-		if p.continuation, err = compileOne(p.Continuation); err != nil {
+		if p.continuation, err = compileRow(p.Continuation); err != nil {
 			return errAt(lineOf(data, "continuation", line), id, "continuation: %v", err)
 		}
-		if p.reject, err = compileOne(p.Reject); err != nil {
+		if p.reject, err = compileRow(p.Reject); err != nil {
 			return errAt(lineOf(data, "reject", line), id, "reject: %v", err)
 		}
 		if p.Keys == "" {
@@ -365,14 +365,22 @@ func ptrs(cs []Condition) []*Condition {
 }
 
 // compileOne compiles a pattern in multi-line mode: ^ and $ match at row ends.
-func compileOne(p string) (*regexp.Regexp, error) {
+func compileOne(p string) (*regexp.Regexp, error) { return compile("(?m)", p) }
+
+// compileRow compiles a pattern that is only ever matched against one row.
+// Without multi-line mode a leading ^ anchors the match at the row's start,
+// which lets the regexp package try one position instead of every one;
+// on a single row the meaning is the same.
+func compileRow(p string) (*regexp.Regexp, error) { return compile("", p) }
+
+func compile(flags, p string) (*regexp.Regexp, error) {
 	if p == "" {
 		return nil, nil
 	}
 	if len(p) > MaxPatternLength {
 		return nil, fmt.Errorf("pattern of %d bytes, at most %d allowed", len(p), MaxPatternLength)
 	}
-	re, err := regexp.Compile("(?m)" + p)
+	re, err := regexp.Compile(flags + p)
 	if err != nil {
 		// regexp's message repeats the pattern; keep only what is wrong.
 		var se *syntax.Error
@@ -384,15 +392,15 @@ func compileOne(p string) (*regexp.Regexp, error) {
 	return re, nil
 }
 
-func compileList(ps []string) ([]*regexp.Regexp, error) {
-	out := make([]*regexp.Regexp, 0, len(ps))
+func compileList(ps []string) ([]pattern, error) {
+	out := make([]pattern, 0, len(ps))
 	for _, p := range ps {
 		re, err := compileOne(p)
 		if err != nil {
 			return nil, fmt.Errorf("%q: %w", p, err)
 		}
 		if re != nil {
-			out = append(out, re)
+			out = append(out, newPattern(re))
 		}
 	}
 	return out, nil
