@@ -24,6 +24,8 @@ type Server struct {
 	out     *notifier
 	conn    *jsonrpc2.Conn
 
+	handlers map[string]handlerFunc
+
 	exitOnce sync.Once
 	exit     chan struct{}
 }
@@ -37,6 +39,7 @@ func NewServer(opts sessions.Options, version string, log *slog.Logger) *Server 
 	s := &Server{version: version, log: log, exit: make(chan struct{})}
 	s.out = newNotifier(log)
 	s.mgr = sessions.NewManager(opts, s.out)
+	s.handlers = s.methods()
 	s.out.repaint = func(id string) string {
 		if sess, err := s.mgr.Get(id); err == nil {
 			return sess.Repaint()
@@ -101,7 +104,7 @@ func (s *Server) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 		s.exitOnce.Do(func() { close(s.exit) })
 		return
 	}
-	h, ok := s.methods()[req.Method]
+	h, ok := s.handlers[req.Method]
 	if !ok {
 		if !req.Notif {
 			s.replyErr(ctx, req, &jsonrpc2.Error{Code: CodeMethodNotFound, Message: fmt.Sprintf("method %q not found", req.Method)})
