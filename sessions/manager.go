@@ -119,8 +119,8 @@ func (m *Manager) Spawn(spec SpawnSpec) (*Session, error) {
 	}
 	s := &Session{
 		ID: id, Name: name, Argv: append([]string(nil), spec.Argv...), Cwd: spec.Cwd,
-		mgr: m, manifest: manifest, attention: map[string]time.Time{},
-		state: State{Name: Working, Source: SourceProcess, Reason: "process.starting", Since: time.Now()},
+		mgr: m, manifest: manifest, base: manifest, isShell: manifest.Name == "shell", attention: map[string]time.Time{},
+		state: State{Agent: manifest.Name, Name: Working, Source: SourceProcess, Reason: "process.starting", Since: time.Now()},
 	}
 	argv := append([]string{path}, spec.Argv[1:]...)
 	if err := s.start(argv, buildEnv(spec.Env), spec.Cols, spec.Rows); err != nil {

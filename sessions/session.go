@@ -42,7 +42,9 @@ type Session struct {
 	cmd      *exec.Cmd
 	ptmx     *os.File
 	term     *term.Terminal
-	manifest *detect.Manifest
+	manifest *detect.Manifest // the rules in use now
+	base     *detect.Manifest // the rules of the program spawned
+	isShell  bool             // the program spawned is a shell: follow its foreground
 
 	writeMu  sync.Mutex // one writer on the PTY at a time
 	guardMu  sync.Mutex // one guarded write (send, answer) at a time
@@ -58,6 +60,10 @@ type Session struct {
 	promptShownSeq, answeredSeq uint64
 	promptID                    string    // the last prompt seen on screen
 	promptAt                    time.Time // when it first appeared
+	fg                          foreground
+	probedAt                    time.Time
+	probeMiss                   int
+	probeQueued                 bool // a re-probe is scheduled
 	input                       bool
 	answered                    string // the promptId last answered, until it leaves the screen
 	attention                   map[string]time.Time
@@ -235,6 +241,10 @@ func (s *Session) coalesce(timer *time.Timer) {
 func (s *Session) update() State {
 	s.updateMu.Lock()
 	defer s.updateMu.Unlock()
+	s.mu.Lock()
+	fg := s.probeLocked()
+	s.followForegroundLocked(fg)
+	s.mu.Unlock()
 	v, sc := s.classifyNow()
 	s.mu.Lock()
 	if s.exited != nil {
@@ -250,7 +260,8 @@ func (s *Session) update() State {
 	}
 	status := s.freshStatus(v, sc)
 	starting := !s.ready && s.manifest.HasIdleRule()
-	next := decide(evidence{screen: v, status: status, current: s.state, seen: s.seen, input: s.input, starting: starting})
+	next := decide(evidence{screen: v, status: status, current: s.state, seen: s.seen, input: s.input, starting: starting, fg: fg})
+	next.Agent = s.manifest.Name
 	if next.Name == Working || next.Name == Blocked {
 		s.seen = false
 	}
@@ -263,6 +274,22 @@ func (s *Session) update() State {
 		s.mgr.publish(s, st)
 	}
 	return st
+}
+
+// followForegroundLocked switches a shell session to the rules of the agent
+// running in it, and back when the shell is in the foreground again.
+func (s *Session) followForegroundLocked(fg foreground) {
+	next := s.manifest
+	switch {
+	case fg.agent != nil:
+		next = fg.agent
+	case fg.shell || fg.job:
+		next = s.base
+	}
+	if next != s.manifest {
+		s.manifest = next
+		s.ready = false // a newly started agent draws its first screen
+	}
 }
 
 // freshStatus returns the program-status record unless it is a blocked
@@ -334,7 +361,7 @@ func (s *Session) waitLoop() {
 	defer s.updateMu.Unlock()
 	s.mu.Lock()
 	s.exited = st
-	exitState := State{Name: Exited, Source: SourceProcess, Reason: "process.exit", Since: time.Now()}
+	exitState := State{Agent: s.manifest.Name, Name: Exited, Source: SourceProcess, Reason: "process.exit", Since: time.Now()}
 	if st.Signal != "" {
 		exitState.Reason = "process.signal"
 	}

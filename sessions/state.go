@@ -28,6 +28,9 @@ const (
 
 // State is a session's decided state.
 type State struct {
+	// Agent is the agent whose rules decided: a shell session takes the
+	// name of the agent running in it.
+	Agent   string
 	Name    string
 	Outcome string // done only: completed, failed, interrupted, unknown
 	Source  string
@@ -38,7 +41,7 @@ type State struct {
 
 // key is what must change for a state notification to be sent.
 func (s State) key() string {
-	k := s.Name + "\x00" + s.Outcome
+	k := s.Agent + "\x00" + s.Name + "\x00" + s.Outcome
 	if s.Prompt != nil {
 		k += "\x00" + s.Prompt.ID
 	}
@@ -56,6 +59,8 @@ type evidence struct {
 	// starting: the agent's rules can recognise its ready screen and have
 	// not yet matched anything, nor has it reported a state.
 	starting bool
+	// fg is what the process table says runs in a shell session.
+	fg foreground
 }
 
 // decide combines the evidence, strongest first: a blocker visible on the
@@ -68,6 +73,14 @@ func decide(e evidence) State {
 		if rep, ok := fromStatus(*e.status, e.screen); ok {
 			st = rep
 		}
+	}
+	switch {
+	case e.fg.shell && st.Name != Blocked && st.Source != SourceOSC:
+		// The shell waits for a command: whatever an agent left on screen
+		// no longer counts.
+		return State{Name: Idle, Source: SourceProcess, Reason: "process.shell_foreground"}
+	case e.fg.job && st.Name == Idle && st.Source == SourceScreen:
+		return State{Name: Working, Source: SourceProcess, Reason: "process.foreground_job"}
 	}
 	if e.starting && st.Source == SourceScreen && st.Name == Idle && e.screen.Unmatched() {
 		// A half-drawn start-up screen is not an agent waiting for a task:

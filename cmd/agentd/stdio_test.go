@@ -180,3 +180,51 @@ func alive(pid int) bool {
 }
 
 var _ = json.Marshal
+
+// A shell session follows an agent started inside it: the session takes
+// the agent's rules while it runs, and is the shell again once it exits.
+func TestShellSessionFollowsAgent(t *testing.T) {
+	c := startAgentd(t)
+	var s spawned
+	c.mustCall("session/spawn", map[string]any{"argv": []string{"bash", "--norc", "-i"}, "cwd": t.TempDir(), "env": map[string]string{"PS1": "$ "}}, &s)
+	if s.Agent != "shell" {
+		t.Fatalf("spawned as %q, want shell", s.Agent)
+	}
+	from := 0
+	c.waitState(s.SessionID, "idle", &from, 10*time.Second)
+	// The person starts the demo agent from the shell prompt.
+	c.mustCall("session/input", map[string]any{"sessionId": s.SessionID, "data": agentdBinary(t) + " demo-agent\r"}, nil)
+	idle := c.waitState(s.SessionID, "idle", &from, 10*time.Second)
+	for idle.Reason == "process.shell_foreground" {
+		idle = c.waitState(s.SessionID, "idle", &from, 10*time.Second)
+	}
+	var list struct {
+		Sessions []spawned `json:"sessions"`
+	}
+	c.mustCall("session/list", nil, &list)
+	if len(list.Sessions) != 1 || list.Sessions[0].Agent != "demo" {
+		t.Fatalf("while the demo agent runs the session is %+v, want agent demo", list.Sessions)
+	}
+	c.mustCall("runtime_send", map[string]any{"sessionId": s.SessionID, "text": "a task", "submit": true}, nil)
+	b := c.waitPrompt(s.SessionID, &from, 10*time.Second)
+	if b.Reason != "demo.permission_menu" {
+		t.Fatalf("blocked by %s, want the demo agent's rules", b.Reason)
+	}
+	// The person quits the agent (Esc cancels, Ctrl-D at the empty composer quits).
+	c.mustCall("session/input", map[string]any{"sessionId": s.SessionID, "data": "\x1b"}, nil)
+	c.waitState(s.SessionID, "done", &from, 10*time.Second)
+	c.mustCall("session/input", map[string]any{"sessionId": s.SessionID, "data": "\x04"}, nil)
+	// Typing marked the finished turn seen (idle by the demo's rules); then
+	// the shell is back in the foreground.
+	back := c.waitState(s.SessionID, "idle", &from, 10*time.Second)
+	if back.Reason == "demo.no_rule" {
+		back = c.waitState(s.SessionID, "idle", &from, 10*time.Second)
+	}
+	if back.Reason != "process.shell_foreground" || back.StateSource != "process" {
+		t.Fatalf("after the agent exited: %+v, want idle from the process table", back)
+	}
+	c.mustCall("session/list", nil, &list)
+	if list.Sessions[0].Agent != "shell" {
+		t.Fatalf("after the agent exited the session is %q, want shell", list.Sessions[0].Agent)
+	}
+}
