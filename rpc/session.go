@@ -21,7 +21,7 @@ func (s *Server) spawn(_ context.Context, req *jsonrpc2.Request) (any, error) {
 	default:
 		return nil, &jsonrpc2.Error{Code: CodeInvalidParams, Message: fmt.Sprintf("session/spawn: params.protocol %q: want \"pty\" or \"acp\"", p.Protocol)}
 	}
-	sess, err := s.mgr.Spawn(sessions.SpawnSpec{Argv: p.Argv, Cwd: p.Cwd, Env: p.Env, Cols: p.Cols, Rows: p.Rows, Agent: p.Agent, Name: p.Name})
+	sess, err := s.mgr.Spawn(sessions.SpawnSpec{Argv: p.Argv, Cwd: p.Cwd, Env: p.Env, Cols: p.Cols, Rows: p.Rows, Agent: p.Agent, Name: p.Name, Hooks: p.Hooks})
 	if err != nil {
 		if err == sessions.ErrShuttingDown {
 			return nil, err

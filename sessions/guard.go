@@ -108,10 +108,11 @@ func (s *Session) Answer(promptID, optionID, text string) (State, error) {
 	default:
 		return st, ErrNotAnswerable
 	}
-	_, seq := s.statusSeq()
 	s.mu.Lock()
 	s.answered = promptID
-	s.answeredSeq = seq
+	if s.report != nil {
+		s.answeredSeq = s.report.seq
+	}
 	s.input = true
 	s.mu.Unlock()
 	if err := s.write([]byte(keys)); err != nil {

@@ -3,6 +3,8 @@ package sessions
 import (
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,6 +33,12 @@ type Options struct {
 	Cooldown time.Duration
 	// Grace is how long a process group has between SIGHUP and SIGKILL.
 	Grace time.Duration
+	// ReportDir, when set, is where the report socket is made (its folder
+	// 0700, the socket 0600): programs in a session report their state there.
+	ReportDir string
+	// Self is agentd's own executable, which hooks run as `Self report …`.
+	Self string
+	Log  *slog.Logger
 }
 
 // Manager owns every session.
@@ -44,6 +52,7 @@ type Manager struct {
 	next     int
 	closed   bool
 	outputs  map[string]int // output subscribers per session
+	reports  *reportServer
 }
 
 // NewManager returns a manager that reports to events.
@@ -54,7 +63,27 @@ func NewManager(opts Options, events Events) *Manager {
 	if opts.Grace == 0 {
 		opts.Grace = 2 * time.Second
 	}
-	return &Manager{opts: opts, events: events, sessions: map[string]*Session{}, outputs: map[string]int{}}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	m := &Manager{opts: opts, events: events, sessions: map[string]*Session{}, outputs: map[string]int{}}
+	if opts.ReportDir != "" {
+		rs, err := listenReports(opts.ReportDir, m, opts.Log)
+		if err != nil {
+			opts.Log.Warn("no report socket: hooks and agentd signal will not reach agentd", "dir", opts.ReportDir, "err", err)
+		} else {
+			m.reports = rs
+		}
+	}
+	return m
+}
+
+// ReportSocket is the path of the report socket, or "" when there is none.
+func (m *Manager) ReportSocket() string {
+	if m.reports == nil {
+		return ""
+	}
+	return m.reports.path
 }
 
 // Rules returns the manifests in use.
@@ -69,6 +98,9 @@ type SpawnSpec struct {
 	Cols, Rows int
 	Agent      string
 	Name       string
+	// Hooks false keeps agentd from adding its hooks to an agent that has
+	// them (Claude Code); nil means add them.
+	Hooks *bool
 }
 
 // ErrShuttingDown refuses new sessions once shutdown started.
@@ -123,7 +155,15 @@ func (m *Manager) Spawn(spec SpawnSpec) (*Session, error) {
 		state: State{Agent: manifest.Name, Name: Working, Source: SourceProcess, Reason: "process.starting", Since: time.Now()},
 	}
 	argv := append([]string{path}, spec.Argv[1:]...)
-	if err := s.start(argv, buildEnv(spec.Env), spec.Cols, spec.Rows); err != nil {
+	env := buildEnv(spec.Env)
+	if sock := m.ReportSocket(); sock != "" {
+		s.token = newToken()
+		env = append(env, EnvSocket+"="+sock, EnvSession+"="+id, EnvToken+"="+s.token)
+		if spec.Hooks == nil || *spec.Hooks {
+			argv = append(argv, hookArgs(manifest.Name, m.opts.Self)...)
+		}
+	}
+	if err := s.start(argv, env, spec.Cols, spec.Rows); err != nil {
 		return nil, fmt.Errorf("start %s: %w", spec.Argv[0], err)
 	}
 	m.mu.Lock()
@@ -296,4 +336,7 @@ func (m *Manager) Shutdown() {
 		}()
 	}
 	wg.Wait()
+	if m.reports != nil {
+		m.reports.close()
+	}
 }

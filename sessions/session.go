@@ -55,9 +55,14 @@ type Session struct {
 	lastPublished State
 	seen          bool
 	ready         bool // a rule matched or the agent reported a state
-	// promptShownSeq and answeredSeq name the program-status record that was
-	// current when its prompt was on screen, and when agentd answered it.
+	// report is the newest report the agent made of itself; reportSeq
+	// numbers them and oscSeq is the terminal's count of OSC 7501 records
+	// already taken in. promptShownSeq and answeredSeq name the report that
+	// was newest when its prompt was on screen, and when agentd answered.
+	report                      *report
+	reportSeq, oscSeq           uint64
 	promptShownSeq, answeredSeq uint64
+	token                       string    // the secret this session's reports carry
 	promptID                    string    // the last prompt seen on screen
 	promptAt                    time.Time // when it first appeared
 	fg                          foreground
@@ -255,12 +260,12 @@ func (s *Session) update() State {
 	if s.answered != "" && (v.Prompt == nil || v.Prompt.ID != s.answered) {
 		s.answered = ""
 	}
-	if !v.Unmatched() || sc.Status != nil {
+	rep := s.freshReport(v, sc)
+	if !v.Unmatched() || rep != nil {
 		s.ready = true
 	}
-	status := s.freshStatus(v, sc)
 	starting := !s.ready && s.manifest.HasIdleRule()
-	next := decide(evidence{screen: v, status: status, current: s.state, seen: s.seen, input: s.input, starting: starting, fg: fg})
+	next := decide(evidence{screen: v, report: rep, current: s.state, seen: s.seen, input: s.input, starting: starting, fg: fg})
 	next.Agent = s.manifest.Name
 	if next.Name == Working || next.Name == Blocked {
 		s.seen = false
@@ -292,23 +297,44 @@ func (s *Session) followForegroundLocked(fg foreground) {
 	}
 }
 
-// freshStatus returns the program-status record unless it is a blocked
-// report whose prompt has come and gone: agents send "blocked" before they
-// draw the prompt and may report the next state only after it is answered,
-// so once the screen has shown the prompt and no longer does, the record
-// says nothing more. Called with s.mu held.
-func (s *Session) freshStatus(v detect.Verdict, sc detect.Screen) *detect.StatusRecord {
-	if sc.Status == nil || sc.Status.State != "blocked" {
-		return sc.Status
+// freshReport returns the newest report the agent made, unless it is a
+// blocked report whose prompt has come and gone: agents report blocked
+// before they draw the prompt and may report the next state only after it
+// is answered, so once the screen has shown the prompt and no longer does
+// (or agentd answered it), the report says nothing more. An OSC 7501 record
+// the terminal received since the last look becomes the newest report.
+// Called with s.mu held.
+func (s *Session) freshReport(v detect.Verdict, sc detect.Screen) *report {
+	if sc.StatusSeq != s.oscSeq {
+		s.oscSeq = sc.StatusSeq
+		s.reportSeq++
+		s.report = &report{source: SourceOSC, reason: "osc7501", rec: sc.Status, seq: s.reportSeq}
+	}
+	r := s.report
+	if r == nil || r.rec == nil || r.rec.State != "blocked" {
+		return r
 	}
 	if v.State == detect.StateBlocked {
-		s.promptShownSeq = sc.StatusSeq
-		return sc.Status
+		s.promptShownSeq = r.seq
+		return r
 	}
-	if s.promptShownSeq == sc.StatusSeq || s.answeredSeq == sc.StatusSeq {
+	if s.promptShownSeq == r.seq || s.answeredSeq == r.seq {
 		return nil
 	}
-	return sc.Status
+	return r
+}
+
+// setReport records a report from a hook or signal and classifies again.
+func (s *Session) setReport(reason string, rec detect.StatusRecord) {
+	s.mu.Lock()
+	s.reportSeq++
+	r := &report{source: SourceHook, reason: reason, rec: &rec, seq: s.reportSeq}
+	if rec.State == "clear" {
+		r.rec = nil
+	}
+	s.report = r
+	s.mu.Unlock()
+	s.poke()
 }
 
 // setStateLocked records next and reports whether a notification is due.
@@ -514,8 +540,6 @@ func ParseSignal(name string) (syscall.Signal, error) {
 	}
 	return 0, fmt.Errorf("unknown signal %q", name)
 }
-
-func (s *Session) statusSeq() (*detect.StatusRecord, uint64) { return s.term.Status() }
 
 // Classify returns a fresh verdict of the screen as it is now.
 func (s *Session) Classify() detect.Verdict {

@@ -21,8 +21,9 @@ type Transition struct {
 // state change, so a live run can be checked and timed against it.
 func Simulate(m *detect.Manifest, cols, rows int, writes [][]byte, gaps []time.Duration) []Transition {
 	t := term.New(term.Options{Cols: cols, Rows: rows})
+	// A session with no process: the same report bookkeeping as a live one.
+	s := &Session{manifest: m, state: State{Name: Working, Reason: "process.starting"}}
 	var out []Transition
-	cur := State{Name: Working, Reason: "process.starting"}
 	for i, w := range writes {
 		t.Write(w)
 		last := i == len(writes)-1
@@ -33,11 +34,17 @@ func Simulate(m *detect.Manifest, cols, rows int, writes [][]byte, gaps []time.D
 			continue
 		}
 		sc := t.Snapshot()
-		next := decide(evidence{screen: m.Classify(sc), status: sc.Status, current: cur})
-		if next.key() != cur.key() {
+		v := m.Classify(sc)
+		rep := s.freshReport(v, sc)
+		if !v.Unmatched() || rep != nil {
+			s.ready = true
+		}
+		next := decide(evidence{screen: v, report: rep, current: s.state, starting: !s.ready && m.HasIdleRule()})
+		next.Agent = m.Name
+		if next.key() != s.state.key() {
 			out = append(out, Transition{Write: i, State: next})
 		}
-		cur = next
+		s.state = next
 	}
 	return out
 }

@@ -52,10 +52,10 @@ func (s State) key() string {
 // it into a State; it is the one place that combines sources.
 type evidence struct {
 	screen  detect.Verdict
-	status  *detect.StatusRecord // OSC 7501, nil when none
-	current State                // the state reported so far
-	seen    bool                 // the person saw the end of the current turn
-	input   bool                 // someone wrote to the agent since it started
+	report  *report // the newest report the agent made of itself, nil when none
+	current State   // the state reported so far
+	seen    bool    // the person saw the end of the current turn
+	input   bool    // someone wrote to the agent since it started
 	// starting: the agent's rules can recognise its ready screen and have
 	// not yet matched anything, nor has it reported a state.
 	starting bool
@@ -63,19 +63,28 @@ type evidence struct {
 	fg foreground
 }
 
+// report is a state an agent reported itself: an OSC 7501 record, a hook,
+// or a signal.
+type report struct {
+	source string // SourceOSC or SourceHook
+	reason string // e.g. "osc7501", "hook.Stop", "signal.working"
+	rec    *detect.StatusRecord
+	seq    uint64
+}
+
 // decide combines the evidence, strongest first: a blocker visible on the
-// screen; then a fresh authoritative report (OSC 7501); then the other
-// screen rules. Then the session's own bookkeeping: a finished turn stays
+// screen; then a fresh authoritative report (OSC 7501, hook, signal); then
+// the shell in the foreground; then the other screen rules. Then the session's own bookkeeping: a finished turn stays
 // done until the person has seen it.
 func decide(e evidence) State {
 	st := fromScreen(e.screen)
-	if e.screen.State != detect.StateBlocked && e.status != nil {
-		if rep, ok := fromStatus(*e.status, e.screen); ok {
+	if e.screen.State != detect.StateBlocked && e.report != nil && e.report.rec != nil {
+		if rep, ok := fromReport(*e.report, e.screen); ok {
 			st = rep
 		}
 	}
 	switch {
-	case e.fg.shell && st.Name != Blocked && st.Source != SourceOSC:
+	case e.fg.shell && st.Name != Blocked && st.Source == SourceScreen:
 		// The shell waits for a command: whatever an agent left on screen
 		// no longer counts.
 		return State{Name: Idle, Source: SourceProcess, Reason: "process.shell_foreground"}
@@ -117,11 +126,15 @@ func fromScreen(v detect.Verdict) State {
 	return st
 }
 
-// fromStatus maps a program-status record. A blocked record with no
-// readable prompt on screen is still blocked: its message is the question
-// and only free text or keys can answer it.
-func fromStatus(r detect.StatusRecord, screen detect.Verdict) (State, bool) {
-	st := State{Source: SourceOSC, Reason: "osc7501." + r.State}
+// fromReport maps a report. A blocked report with no readable prompt on
+// screen is still blocked: its message is the question and only free text
+// or keys can answer it.
+func fromReport(rep report, screen detect.Verdict) (State, bool) {
+	r := *rep.rec
+	st := State{Source: rep.source, Reason: rep.reason}
+	if rep.source == SourceOSC {
+		st.Reason = "osc7501." + r.State
+	}
 	switch r.State {
 	case "working", "idle", "error":
 		st.Name = r.State

@@ -11,8 +11,8 @@ func TestDecide(t *testing.T) {
 	idle := detect.Verdict{Agent: "x", State: detect.StateIdle, Reason: "x.no_rule"}
 	done := detect.Verdict{Agent: "x", State: detect.StateDone, Outcome: "completed", Reason: "x.turn_done"}
 	blocked := detect.Verdict{Agent: "x", State: detect.StateBlocked, Reason: "x.menu", Prompt: &detect.Prompt{ID: "p1", Options: []detect.Option{{ID: "1", Label: "Yes"}}}}
-	rec := func(state string) *detect.StatusRecord {
-		return &detect.StatusRecord{State: state, App: "x", Kind: "permission", Message: "approve Bash"}
+	rec := func(state string) *report {
+		return &report{source: SourceOSC, rec: &detect.StatusRecord{State: state, App: "x", Kind: "permission", Message: "approve Bash"}}
 	}
 	cur := func(name string) State { return State{Name: name} }
 	tests := []struct {
@@ -22,18 +22,18 @@ func TestDecide(t *testing.T) {
 		wantSource  string
 		wantOutcome string
 	}{
-		{"screen blocker beats a report", evidence{screen: blocked, status: rec("working"), current: cur(Working)}, Blocked, SourceScreen, ""},
-		{"report beats other screen rules", evidence{screen: idle, status: rec("working"), current: cur(Idle)}, Working, SourceOSC, ""},
-		{"blocked report without a readable prompt", evidence{screen: working, status: rec("blocked"), current: cur(Working)}, Blocked, SourceOSC, ""},
-		{"unknown report state is ignored", evidence{screen: working, status: &detect.StatusRecord{State: "dancing"}, current: cur(Idle)}, Working, SourceScreen, ""},
+		{"screen blocker beats a report", evidence{screen: blocked, report: rec("working"), current: cur(Working)}, Blocked, SourceScreen, ""},
+		{"report beats other screen rules", evidence{screen: idle, report: rec("working"), current: cur(Idle)}, Working, SourceOSC, ""},
+		{"blocked report without a readable prompt", evidence{screen: working, report: rec("blocked"), current: cur(Working)}, Blocked, SourceOSC, ""},
+		{"unknown report state is ignored", evidence{screen: working, report: &report{source: SourceOSC, rec: &detect.StatusRecord{State: "dancing"}}, current: cur(Idle)}, Working, SourceScreen, ""},
 		{"completion line is done", evidence{screen: done, current: cur(Working)}, Done, SourceScreen, "completed"},
 		{"seen done is idle", evidence{screen: done, current: cur(Done), seen: true}, Idle, SourceScreen, ""},
 		{"a turn that ended without a completion line", evidence{screen: idle, current: cur(Working), input: true}, Done, SourceScreen, "unknown"},
 		{"start-up settling is not a turn", evidence{screen: idle, current: cur(Working)}, Idle, SourceScreen, ""},
 		{"a half-drawn start-up screen is not idle", evidence{screen: idle, current: State{Name: Working, Source: SourceProcess}, starting: true}, Working, SourceProcess, ""},
 		{"a recognised ready screen ends start-up", evidence{screen: detect.Verdict{State: detect.StateIdle, Reason: "x.composer"}, current: cur(Working), starting: true}, Idle, SourceScreen, ""},
-		{"an idle report keeps an unseen done", evidence{screen: idle, status: rec("idle"), current: State{Name: Done, Outcome: "completed"}, input: true}, Done, "", "completed"},
-		{"done report takes the screen's outcome", evidence{screen: detect.Verdict{State: detect.StateDone, Outcome: "interrupted"}, status: rec("done"), current: cur(Working)}, Done, SourceOSC, "interrupted"},
+		{"an idle report keeps an unseen done", evidence{screen: idle, report: rec("idle"), current: State{Name: Done, Outcome: "completed"}, input: true}, Done, "", "completed"},
+		{"done report takes the screen's outcome", evidence{screen: detect.Verdict{State: detect.StateDone, Outcome: "interrupted"}, report: rec("done"), current: cur(Working)}, Done, SourceOSC, "interrupted"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -49,9 +49,9 @@ func TestDecide(t *testing.T) {
 }
 
 func TestBlockedReportPromptIsStable(t *testing.T) {
-	r := detect.StatusRecord{State: "blocked", Kind: "permission", Message: "approve Bash: touch x"}
-	a, _ := fromStatus(r, detect.Verdict{})
-	b, _ := fromStatus(r, detect.Verdict{State: detect.StateWorking})
+	r := report{source: SourceHook, reason: "hook.PermissionRequest", rec: &detect.StatusRecord{State: "blocked", Kind: "permission", Message: "approve Bash: touch x"}}
+	a, _ := fromReport(r, detect.Verdict{})
+	b, _ := fromReport(r, detect.Verdict{State: detect.StateWorking})
 	if a.Prompt.ID != b.Prompt.ID || a.Prompt.Question != "approve Bash: touch x" || !a.Prompt.Freeform {
 		t.Fatalf("prompts %+v %+v", a.Prompt, b.Prompt)
 	}

@@ -181,3 +181,93 @@ func TestClaudeEndToEnd(t *testing.T) {
 	c.waitState(s.SessionID, "working", &from, 10*time.Second)
 	finishTurn(t, c, s.SessionID, &from, filepath.Join(d.Work, "made.txt"))
 }
+
+// With the real Claude Code, agentd's hooks report states (stateSource
+// hook) beside OSC 7501 and the screen, and a permission prompt is blocked
+// from the screen seconds before Claude's Notification hook says so. The
+// gap is measured from agentd's log and reported.
+func TestClaudeHooksLagTheScreen(t *testing.T) {
+	bin := requireAgent(t, "claude")
+	d, err := lab.NewDirs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := &fakemodel.Script{Rules: []fakemodel.Rule{{
+		Prompt:    "make a file",
+		Reply:     fakemodel.Reply{Tool: lab.ClaudeBash("touch hooked.txt", "Create hooked.txt")},
+		AfterTool: fakemodel.Reply{Text: "Created hooked.txt."},
+	}}}
+	l, _, err := lab.Claude(bin, d, script, lab.ClaudeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Cleanup()
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	logPath := filepath.Join(t.TempDir(), "agentd.log")
+	c := startAgentdLog(t, logPath)
+	var s spawned
+	c.mustCall("session/spawn", map[string]any{"argv": l.Argv, "cwd": d.Work, "env": envMap(l.Env, lab.ClaudeUnset...), "cols": 120, "rows": 40}, &s)
+	from := 0
+	c.waitState(s.SessionID, "idle", &from, 60*time.Second)
+	c.mustCall("runtime_send", map[string]any{"sessionId": s.SessionID, "text": "please make a file", "submit": true}, nil)
+	var screenBlocked time.Time
+	for screenBlocked.IsZero() {
+		c.waitState(s.SessionID, "blocked", &from, 60*time.Second)
+		for _, n := range c.stateNotes(s.SessionID) {
+			if n.note.State == "blocked" && n.note.StateSource == "screen" && screenBlocked.IsZero() {
+				screenBlocked = n.at
+			}
+		}
+	}
+	firstBlocked := time.Time{}
+	for _, n := range c.stateNotes(s.SessionID) {
+		if n.note.State == "blocked" {
+			firstBlocked = n.at
+			break
+		}
+	}
+	// Leave the prompt open until Claude's Notification hook fires.
+	hookAt := waitLogLine(t, logPath, `event=Notification`, 20*time.Second)
+	b := c.waitPrompt(s.SessionID, new(int), time.Second)
+	c.mustCall("runtime_answer", map[string]any{"sessionId": s.SessionID, "promptId": b.Prompt.PromptID, "optionId": "1"}, nil)
+	c.waitState(s.SessionID, "done", &from, 60*time.Second)
+	sources := map[string]bool{}
+	for _, n := range c.stateNotes(s.SessionID) {
+		sources[n.note.StateSource] = true
+	}
+	for _, want := range []string{"screen", "hook", "osc"} {
+		if !sources[want] {
+			t.Errorf("no state came from %s; states: %v", want, c.states(s.SessionID))
+		}
+	}
+	if !hookAt.After(screenBlocked) {
+		t.Fatalf("the Notification hook (%s) came before the screen showed the prompt (%s)", hookAt, screenBlocked)
+	}
+	t.Logf("first blocked state %s; the screen showed the prompt %s; Claude's Notification hook came %.1f s after that",
+		firstBlocked.Format("15:04:05.000"), screenBlocked.Format("15:04:05.000"), hookAt.Sub(screenBlocked).Seconds())
+	t.Logf("states: %s", strings.Join(c.states(s.SessionID), " → "))
+}
+
+// waitLogLine waits for a line containing substr in agentd's log and returns
+// the time the line carries.
+func waitLogLine(t *testing.T, path, substr string, timeout time.Duration) time.Time {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		data, _ := os.ReadFile(path)
+		for _, line := range strings.Split(string(data), "\n") {
+			if !strings.Contains(line, substr) {
+				continue
+			}
+			ts, _, _ := strings.Cut(strings.TrimPrefix(line, "time="), " ")
+			at, err := time.Parse(time.RFC3339Nano, ts)
+			if err != nil {
+				t.Fatalf("log line %q: %v", line, err)
+			}
+			return at
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("no log line with %q within %s", substr, timeout)
+	return time.Time{}
+}

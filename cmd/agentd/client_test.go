@@ -65,7 +65,13 @@ type notification struct {
 
 func startAgentd(t testing.TB, extraArgs ...string) *client {
 	t.Helper()
-	cmd := exec.Command(agentdBinary(t), append([]string{"--stdio", "--log", filepath.Join(t.TempDir(), "agentd.log")}, extraArgs...)...)
+	return startAgentdLog(t, filepath.Join(t.TempDir(), "agentd.log"), extraArgs...)
+}
+
+// startAgentdLog starts agentd logging to logPath.
+func startAgentdLog(t testing.TB, logPath string, extraArgs ...string) *client {
+	t.Helper()
+	cmd := exec.Command(agentdBinary(t), append([]string{"--stdio", "--log", logPath}, extraArgs...)...)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

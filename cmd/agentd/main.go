@@ -32,6 +32,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdDemo(args[1:], stdout, stderr)
 	case "demo-agent":
 		return cmdDemoAgent(os.Stdin, stdout)
+	case "report":
+		return cmdReport(args[1:], stdin, stderr)
+	case "signal":
+		return cmdSignal(args[1:], stderr)
 	case "classify":
 		return cmdClassify(args[1:], stdout, stderr, false)
 	case "explain":
@@ -60,6 +64,10 @@ commands:
             classify each captured screen: agent, state, reason, prompt
   explain   [same flags] FILE...
             show the regions, every rule tried and what it matched
+  signal working|needs-input|turn-ended|done
+            from inside a session: tell agentd what this program is doing
+  report EVENT
+            what agentd's Claude Code hooks run (hook JSON on stdin)
   version   print agentd's version
 `)
 }

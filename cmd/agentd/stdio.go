@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"time"
 
@@ -50,13 +51,26 @@ func cmdStdio(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "agentd: warning: %v\n", w)
 		}
 	}
-	srv := rpc.NewServer(sessions.Options{Rules: rules, Cooldown: *cooldown}, version, log)
+	self, _ := os.Executable()
+	srv := rpc.NewServer(sessions.Options{Rules: rules, Cooldown: *cooldown, ReportDir: reportDir(), Self: self, Log: log}, version, log)
 	log.Info("serving on stdio", "version", version, "pid", os.Getpid())
 	if err := srv.Serve(context.Background(), stdin, stdout); err != nil {
 		log.Error("serve", "err", err)
 		return 1
 	}
 	return 0
+}
+
+// reportDir is where the report socket goes: $XDG_RUNTIME_DIR/agentd, or a
+// private folder under the temp dir where there is no runtime dir.
+func reportDir() string {
+	if dir := os.Getenv("XDG_RUNTIME_DIR"); dir != "" {
+		return filepath.Join(dir, "agentd")
+	}
+	if st, err := os.Stat(xdg.RuntimeDir); err == nil && st.IsDir() {
+		return filepath.Join(xdg.RuntimeDir, "agentd")
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("agentd-%d", os.Getuid()))
 }
 
 func openLog(path string, verbose bool, stderr io.Writer) (*slog.Logger, func()) {

@@ -1,0 +1,225 @@
+package sessions
+
+import (
+	"bufio"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agentd/agentd/detect"
+)
+
+// Programs inside a session tell agentd what they are doing through a Unix
+// socket: Claude Code's hooks run `agentd report <event>`, and any script
+// can run `agentd signal working|needs-input|turn-ended|done`. Each session
+// gets its own token in its environment; a report without the right token
+// for its session is refused and logged.
+
+// Environment variables a session's programs find the socket with.
+const (
+	EnvSocket  = "AGENTD_SOCKET"
+	EnvSession = "AGENTD_SESSION"
+	EnvToken   = "AGENTD_TOKEN"
+)
+
+// MaxReport bounds one report on the socket.
+const MaxReport = 1 << 20
+
+// Report is one message on the socket.
+type Report struct {
+	Session string `json:"session"`
+	Token   string `json:"token"`
+	// Kind is "hook" (Event names a Claude Code hook event, Payload is its
+	// JSON) or "signal" (Event is working, needs-input, turn-ended, done).
+	Kind    string          `json:"kind"`
+	Event   string          `json:"event"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+}
+
+// ReportReply answers a report.
+type ReportReply struct {
+	OK    bool   `json:"ok"`
+	Error string `json:"error,omitempty"`
+}
+
+// reportServer listens on the socket.
+type reportServer struct {
+	path string
+	ln   net.Listener
+	mgr  *Manager
+	log  *slog.Logger
+}
+
+// listenReports creates the socket: its folder 0700, the socket 0600.
+func listenReports(dir string, mgr *Manager, log *slog.Logger) (*reportServer, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, fmt.Sprintf("agentd-%d.sock", os.Getpid()))
+	_ = os.Remove(path)
+	// The 0700 folder keeps others out in the moment before the chmod.
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	rs := &reportServer{path: path, ln: ln, mgr: mgr, log: log}
+	go rs.serve()
+	return rs, nil
+}
+
+func (rs *reportServer) serve() {
+	for {
+		conn, err := rs.ln.Accept()
+		if err != nil {
+			return
+		}
+		go rs.handle(conn)
+	}
+}
+
+func (rs *reportServer) handle(conn net.Conn) {
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+	var rep Report
+	reply := ReportReply{OK: true}
+	dec := json.NewDecoder(bufio.NewReader(io.LimitReader(conn, MaxReport)))
+	if err := dec.Decode(&rep); err != nil {
+		reply = ReportReply{Error: "bad report: " + err.Error()}
+	} else if err := rs.deliver(rep); err != nil {
+		reply = ReportReply{Error: err.Error()}
+		// Never the token or the payload: they are secrets or screen text.
+		rs.log.Warn("report refused", "session", rep.Session, "kind", rep.Kind, "event", rep.Event, "err", err)
+	}
+	_ = json.NewEncoder(conn).Encode(reply)
+}
+
+var errBadToken = errors.New("refused: no such session, or the token is not that session's")
+
+func (rs *reportServer) deliver(rep Report) error {
+	s, err := rs.mgr.Get(rep.Session)
+	if err != nil {
+		return errBadToken
+	}
+	if subtle.ConstantTimeCompare([]byte(rep.Token), []byte(s.token)) != 1 {
+		return errBadToken
+	}
+	rec, ok, err := reportRecord(rep)
+	if err != nil {
+		return err
+	}
+	rs.log.Info("report", "session", rep.Session, "kind", rep.Kind, "event", rep.Event)
+	if ok {
+		s.setReport(rep.Kind+"."+rep.Event, rec)
+	}
+	return nil
+}
+
+func (rs *reportServer) close() {
+	rs.ln.Close()
+	_ = os.Remove(rs.path)
+}
+
+// hookStates maps Claude Code hook events to states. Events not listed
+// are accepted and change nothing.
+var hookStates = map[string]string{
+	"UserPromptSubmit":  "working",
+	"PreToolUse":        "working",
+	"PostToolUse":       "working",
+	"PermissionRequest": "blocked",
+	"Stop":              "done",
+	"SessionStart":      "idle",
+	"SessionEnd":        "clear",
+}
+
+var signalStates = map[string]string{
+	"working": "working", "needs-input": "blocked", "turn-ended": "done", "done": "done",
+}
+
+// reportRecord turns a report into a program-status record. ok is false for
+// a valid report that says nothing about state.
+func reportRecord(rep Report) (rec detect.StatusRecord, ok bool, err error) {
+	rec = detect.StatusRecord{Progress: -1, App: rep.Kind}
+	switch rep.Kind {
+	case "signal":
+		st, known := signalStates[rep.Event]
+		if !known {
+			return rec, false, fmt.Errorf("unknown signal %q: want working, needs-input, turn-ended or done", rep.Event)
+		}
+		rec.State = st
+		if st == "blocked" {
+			rec.Kind, rec.Message = "question", "needs input"
+		}
+		return rec, true, nil
+	case "hook":
+		var payload struct {
+			ToolName         string          `json:"tool_name"`
+			ToolInput        json.RawMessage `json:"tool_input"`
+			NotificationType string          `json:"notification_type"`
+			Message          string          `json:"message"`
+		}
+		if len(rep.Payload) > 0 {
+			if err := json.Unmarshal(rep.Payload, &payload); err != nil {
+				return rec, false, fmt.Errorf("hook %s: payload is not JSON: %v", rep.Event, err)
+			}
+		}
+		st, known := hookStates[rep.Event]
+		if rep.Event == "Notification" && payload.NotificationType == "permission_prompt" {
+			st, known = "blocked", true
+		}
+		if !known {
+			return rec, false, nil
+		}
+		rec.State = st
+		if st == "blocked" {
+			rec.Kind = "permission"
+			rec.Message = payload.Message
+			if payload.ToolName != "" {
+				rec.Message = "approve " + payload.ToolName + toolSummary(payload.ToolInput)
+			}
+		}
+		return rec, true, nil
+	}
+	return rec, false, fmt.Errorf("unknown report kind %q: want hook or signal", rep.Kind)
+}
+
+// toolSummary is a short rendering of a tool's input for a question.
+func toolSummary(in json.RawMessage) string {
+	var m map[string]any
+	if json.Unmarshal(in, &m) != nil {
+		return ""
+	}
+	for _, k := range []string{"command", "file_path", "url", "pattern"} {
+		if v, ok := m[k].(string); ok && v != "" {
+			if len(v) > 120 {
+				v = v[:120] + "…"
+			}
+			return ": " + strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+func newToken() string {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand does not fail on Linux
+	}
+	return hex.EncodeToString(b)
+}
