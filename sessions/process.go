@@ -46,17 +46,7 @@ func (s *Session) probeLocked() foreground {
 		return s.fg
 	}
 	if wait := probeEvery - time.Since(s.probedAt); wait > 0 {
-		// Too soon to read again; the output that woke us may be the last
-		// for a while, so look once more when the time comes.
-		if !s.probeQueued {
-			s.probeQueued = true
-			time.AfterFunc(wait, func() {
-				s.mu.Lock()
-				s.probeQueued = false
-				s.mu.Unlock()
-				s.poke()
-			})
-		}
+		s.recheckLocked(wait)
 		return s.fg
 	}
 	s.probedAt = time.Now()
@@ -71,6 +61,22 @@ func (s *Session) probeLocked() foreground {
 	s.probeMiss = 0
 	s.fg = fg
 	return fg
+}
+
+// recheckLocked classifies once more after wait: a look at the process
+// table or the agent's log was skipped as too soon, and the output that
+// woke us may be the last for a while.
+func (s *Session) recheckLocked(wait time.Duration) {
+	if s.recheckQueued {
+		return
+	}
+	s.recheckQueued = true
+	time.AfterFunc(wait, func() {
+		s.mu.Lock()
+		s.recheckQueued = false
+		s.mu.Unlock()
+		s.poke()
+	})
 }
 
 func (s *Session) readForeground() (foreground, bool) {

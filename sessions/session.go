@@ -68,7 +68,10 @@ type Session struct {
 	fg                          foreground
 	probedAt                    time.Time
 	probeMiss                   int
-	probeQueued                 bool // a re-probe is scheduled
+	recheckQueued               bool      // a classification is scheduled
+	agentLog                    *codexLog // the agent's own log, for agents that keep one
+	env                         []string  // the environment the program started with
+	started                     time.Time
 	input                       bool
 	answered                    string // the promptId last answered, until it leaves the screen
 	attention                   map[string]time.Time
@@ -102,6 +105,8 @@ func (s *Session) start(argv, env []string, cols, rows int) error {
 	s.cmd = exec.Command(argv[0], argv[1:]...)
 	s.cmd.Dir = s.Cwd
 	s.cmd.Env = env
+	s.env = env
+	s.started = time.Now()
 	s.term = term.New(term.Options{Cols: cols, Rows: rows, Reply: s.reply})
 	ptmx, err := pty.StartWithSize(s.cmd, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)})
 	if err != nil {
@@ -249,6 +254,7 @@ func (s *Session) update() State {
 	s.mu.Lock()
 	fg := s.probeLocked()
 	s.followForegroundLocked(fg)
+	s.readAgentLogLocked()
 	s.mu.Unlock()
 	v, sc := s.classifyNow()
 	s.mu.Lock()
@@ -279,6 +285,30 @@ func (s *Session) update() State {
 		s.mgr.publish(s, st)
 	}
 	return st
+}
+
+// readAgentLogLocked takes the newest turn event from the agent's own log
+// as a report, for agents that keep one (Codex).
+func (s *Session) readAgentLogLocked() {
+	if s.manifest.Name != "codex" {
+		return
+	}
+	if s.agentLog == nil {
+		if s.agentLog = newCodexLog(s.env, s.Cwd, s.started); s.agentLog == nil {
+			return
+		}
+	}
+	rep, due := s.agentLog.poll(s.ID)
+	if !due {
+		s.recheckLocked(logEvery)
+		return
+	}
+	if rep != nil {
+		s.reportSeq++
+		rep.seq = s.reportSeq
+		s.report = rep
+		s.mgr.opts.Log.Info("report", "session", s.ID, "kind", "log", "event", rep.reason)
+	}
 }
 
 // followForegroundLocked switches a shell session to the rules of the agent
@@ -394,6 +424,9 @@ func (s *Session) waitLoop() {
 	s.state = exitState
 	s.mu.Unlock()
 	_ = s.ptmx.Close()
+	if s.agentLog != nil {
+		s.agentLog.release()
+	}
 	s.mgr.publish(s, exitState)
 	s.mgr.events.Exited(s.ID, *st)
 	close(s.exitDone)

@@ -69,7 +69,9 @@ type report struct {
 	source string // SourceOSC or SourceHook
 	reason string // e.g. "osc7501", "hook.Stop", "signal.working"
 	rec    *detect.StatusRecord
-	seq    uint64
+	// outcome, for a done report, when the reporter says how the turn ended.
+	outcome string
+	seq     uint64
 }
 
 // decide combines the evidence, strongest first: a blocker visible on the
@@ -79,7 +81,9 @@ type report struct {
 func decide(e evidence) State {
 	st := fromScreen(e.screen)
 	if e.screen.State != detect.StateBlocked && e.report != nil && e.report.rec != nil {
-		if rep, ok := fromReport(*e.report, e.screen); ok {
+		// A report of idle while the screen shows how the turn ended says
+		// less than the screen: keep the screen's done and its outcome.
+		if rep, ok := fromReport(*e.report, e.screen); ok && !(rep.Name == Idle && st.Name == Done) {
 			st = rep
 		}
 	}
@@ -140,7 +144,10 @@ func fromReport(rep report, screen detect.Verdict) (State, bool) {
 		st.Name = r.State
 	case "done":
 		st.Name, st.Outcome = Done, "completed"
-		if screen.State == detect.StateDone && screen.Outcome != "" {
+		switch {
+		case rep.outcome != "":
+			st.Outcome = rep.outcome
+		case screen.State == detect.StateDone && screen.Outcome != "":
 			st.Outcome = screen.Outcome
 		}
 	case "blocked":

@@ -33,6 +33,7 @@ func TestDecide(t *testing.T) {
 		{"a half-drawn start-up screen is not idle", evidence{screen: idle, current: State{Name: Working, Source: SourceProcess}, starting: true}, Working, SourceProcess, ""},
 		{"a recognised ready screen ends start-up", evidence{screen: detect.Verdict{State: detect.StateIdle, Reason: "x.composer"}, current: cur(Working), starting: true}, Idle, SourceScreen, ""},
 		{"an idle report keeps an unseen done", evidence{screen: idle, report: rec("idle"), current: State{Name: Done, Outcome: "completed"}, input: true}, Done, "", "completed"},
+		{"an idle report keeps the screen's turn end", evidence{screen: detect.Verdict{State: detect.StateDone, Outcome: "interrupted", Reason: "x.interrupted"}, report: rec("idle"), current: cur(Working), input: true}, Done, SourceScreen, "interrupted"},
 		{"done report takes the screen's outcome", evidence{screen: detect.Verdict{State: detect.StateDone, Outcome: "interrupted"}, report: rec("done"), current: cur(Working)}, Done, SourceOSC, "interrupted"},
 	}
 	for _, tc := range tests {

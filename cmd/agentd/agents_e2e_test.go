@@ -271,3 +271,45 @@ func waitLogLine(t *testing.T, path, substr string, timeout time.Duration) time.
 	t.Fatalf("no log line with %q within %s", substr, timeout)
 	return time.Time{}
 }
+
+// With the real Codex, OSC 7501 and the rollout log give done/completed
+// after a turn and done/interrupted after Esc; agentd's log shows the
+// rollout events it took.
+func TestCodexDoneAndInterruptedFromReports(t *testing.T) {
+	bin := requireAgent(t, "codex")
+	d, err := lab.NewDirs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := &fakemodel.Script{Rules: []fakemodel.Rule{
+		{Prompt: "say hello", Reply: fakemodel.Reply{Text: "Hello."}},
+		{Prompt: "think long", Reply: fakemodel.Reply{Text: "Still thinking.", FirstByte: 30 * time.Second}},
+	}}
+	l, _, err := lab.Codex(bin, d, script, lab.CodexOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Cleanup()
+	logPath := filepath.Join(t.TempDir(), "agentd.log")
+	c := startAgentdLog(t, logPath)
+	var s spawned
+	c.mustCall("session/spawn", map[string]any{"argv": l.Argv, "cwd": d.Work, "env": envMap(l.Env), "cols": 120, "rows": 40}, &s)
+	from := 0
+	c.waitState(s.SessionID, "idle", &from, 60*time.Second)
+	c.mustCall("runtime_send", map[string]any{"sessionId": s.SessionID, "text": "say hello", "submit": true}, nil)
+	if done := c.waitState(s.SessionID, "done", &from, 60*time.Second); done.Outcome != "completed" {
+		t.Fatalf("first turn: done %+v, want completed", done)
+	}
+	waitLogLine(t, logPath, "event=log.task_complete", 10*time.Second)
+	c.mustCall("session/seen", map[string]any{"sessionId": s.SessionID}, nil)
+	c.waitState(s.SessionID, "idle", &from, 10*time.Second)
+	c.mustCall("runtime_send", map[string]any{"sessionId": s.SessionID, "text": "think long", "submit": true}, nil)
+	c.waitState(s.SessionID, "working", &from, 30*time.Second)
+	time.Sleep(time.Second)
+	c.mustCall("session/input", map[string]any{"sessionId": s.SessionID, "data": "\x1b"}, nil)
+	if done := c.waitState(s.SessionID, "done", &from, 30*time.Second); done.Outcome != "interrupted" {
+		t.Fatalf("after Esc: done %+v, want interrupted; states %v", done, c.states(s.SessionID))
+	}
+	waitLogLine(t, logPath, "event=log.turn_aborted", 10*time.Second)
+	t.Logf("states: %s", strings.Join(c.states(s.SessionID), " → "))
+}

@@ -1,0 +1,196 @@
+package sessions
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentd/agentd/detect"
+)
+
+// Some agents write their own account of a turn. Codex CLI appends events
+// to a rollout file, $CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl:
+// task_started, task_complete, turn_aborted. agentd reads the file of the
+// session's own Codex incrementally, when the screen changes (Codex redraws
+// whenever it logs a turn's end), and takes its events as reports. A file
+// that is missing, partial or someone else's changes nothing: the screen
+// still decides.
+
+// logEvery bounds how often a session's agent log is looked at.
+const logEvery = 200 * time.Millisecond
+
+// claimedLogs are rollout files already attributed to a session, so two
+// Codex sessions in one folder do not read each other's.
+var claimedLogs sync.Map
+
+// codexLog follows one session's Codex rollout file.
+type codexLog struct {
+	home    string    // CODEX_HOME
+	cwd     string    // the session's folder: Codex records it in session_meta
+	started time.Time // files older than the session are not its
+	path    string    // the attributed file, once found
+	offset  int64
+	partial []byte
+	readAt  time.Time
+}
+
+func newCodexLog(env []string, cwd string, started time.Time) *codexLog {
+	vars := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+	}
+	home := vars["CODEX_HOME"]
+	if home == "" && vars["HOME"] != "" {
+		home = filepath.Join(vars["HOME"], ".codex")
+	}
+	if home == "" {
+		return nil
+	}
+	return &codexLog{home: home, cwd: cwd, started: started}
+}
+
+// poll reads what Codex appended since the last look and returns the
+// report its newest turn event makes, if any. due is false when it was
+// looked at too recently to look again.
+func (l *codexLog) poll(sessionID string) (rep *report, due bool) {
+	if time.Since(l.readAt) < logEvery {
+		return nil, false
+	}
+	l.readAt = time.Now()
+	if l.path == "" && !l.find(sessionID) {
+		return nil, true
+	}
+	f, err := os.Open(l.path)
+	if err != nil {
+		return nil, true
+	}
+	defer f.Close()
+	if _, err := f.Seek(l.offset, io.SeekStart); err != nil {
+		return nil, true
+	}
+	data, err := io.ReadAll(io.LimitReader(f, 8<<20))
+	if err != nil {
+		return nil, true
+	}
+	l.offset += int64(len(data))
+	data = append(l.partial, data...)
+	cut := strings.LastIndexByte(string(data), '\n') + 1
+	l.partial = append([]byte(nil), data[cut:]...)
+	var last *report
+	sc := bufio.NewScanner(strings.NewReader(string(data[:cut])))
+	sc.Buffer(make([]byte, 64<<10), 8<<20)
+	for sc.Scan() {
+		if r := codexEvent(sc.Bytes()); r != nil {
+			last = r
+		}
+	}
+	return last, true
+}
+
+// codexEvent maps one rollout line to a report.
+func codexEvent(line []byte) *report {
+	var ev struct {
+		Type    string `json:"type"`
+		Payload struct {
+			Type   string `json:"type"`
+			Reason string `json:"reason"`
+		} `json:"payload"`
+	}
+	if json.Unmarshal(line, &ev) != nil || ev.Type != "event_msg" {
+		return nil
+	}
+	r := &report{source: SourceLog, reason: "log." + ev.Payload.Type, rec: &detect.StatusRecord{App: "codex", Progress: -1}}
+	switch ev.Payload.Type {
+	case "task_started":
+		r.rec.State = "working"
+	case "task_complete":
+		r.rec.State, r.outcome = "done", "completed"
+	case "turn_aborted":
+		r.rec.State, r.outcome = "done", "failed"
+		if ev.Payload.Reason == "interrupted" {
+			r.outcome = "interrupted"
+		}
+	default:
+		return nil
+	}
+	return r
+}
+
+// find looks for the rollout file this session's Codex is writing: made
+// after the session started, in today's or yesterday's folder, recording
+// the session's folder as its cwd, and not claimed by another session.
+func (l *codexLog) find(sessionID string) bool {
+	var best string
+	var bestMod time.Time
+	for _, day := range []time.Time{time.Now().UTC(), time.Now().UTC().Add(-24 * time.Hour), time.Now().Add(-24 * time.Hour)} {
+		dir := filepath.Join(l.home, "sessions", day.Format("2006"), day.Format("01"), day.Format("02"))
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			name := e.Name()
+			if !strings.HasPrefix(name, "rollout-") || !strings.HasSuffix(name, ".jsonl") {
+				continue
+			}
+			p := filepath.Join(dir, name)
+			info, err := e.Info()
+			if err != nil || info.ModTime().Before(l.started.Add(-2*time.Second)) {
+				continue
+			}
+			if owner, taken := claimedLogs.Load(p); taken && owner != sessionID {
+				continue
+			}
+			if !l.sameFolder(p) {
+				continue
+			}
+			if best == "" || info.ModTime().After(bestMod) {
+				best, bestMod = p, info.ModTime()
+			}
+		}
+	}
+	if best == "" {
+		return false
+	}
+	if owner, loaded := claimedLogs.LoadOrStore(best, sessionID); loaded && owner != sessionID {
+		return false
+	}
+	l.path = best
+	return true
+}
+
+// sameFolder reads the start of the rollout's first line, session_meta,
+// for the cwd Codex records there. The line can be long (it carries the
+// instructions); the cwd comes early.
+func (l *codexLog) sameFolder(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 64<<10)
+	n, _ := io.ReadFull(f, head)
+	head = head[:n]
+	if !bytes.Contains(head[:min(len(head), 200)], []byte(`"type":"session_meta"`)) {
+		return false
+	}
+	i := bytes.Index(head, []byte(`"cwd":`))
+	if i < 0 {
+		return false
+	}
+	var cwd string
+	if json.NewDecoder(bytes.NewReader(head[i+len(`"cwd":`):])).Decode(&cwd) != nil {
+		return false
+	}
+	return filepath.Clean(cwd) == filepath.Clean(l.cwd)
+}
+
+func (l *codexLog) release() {
+	if l.path != "" {
+		claimedLogs.Delete(l.path)
+	}
+}
