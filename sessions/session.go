@@ -63,6 +63,8 @@ type Session struct {
 	reportSeq, oscSeq           uint64
 	promptShownSeq, answeredSeq uint64
 	token                       string    // the secret this session's reports carry
+	screenState                 string    // the screen's last verdict
+	screenMovedAt               uint64    // the newest report when that verdict came
 	promptID                    string    // the last prompt seen on screen
 	promptAt                    time.Time // when it first appeared
 	fg                          foreground
@@ -341,7 +343,20 @@ func (s *Session) freshReport(v detect.Verdict, sc detect.Screen) *report {
 		s.report = &report{source: SourceOSC, reason: "osc7501", rec: sc.Status, seq: s.reportSeq}
 	}
 	r := s.report
-	if r == nil || r.rec == nil || r.rec.State != "blocked" {
+	if v.State != s.screenState {
+		// The screen's own verdict moved while report r was the newest.
+		s.screenState, s.screenMovedAt = v.State, s.reportSeq
+	}
+	if r == nil || r.rec == nil {
+		return r
+	}
+	if r.rec.State == "working" && (v.State == detect.StateDone || v.State == detect.StateError) && s.screenMovedAt == r.seq {
+		// The screen shows the turn's end, drawn after the agent said it
+		// was working and with nothing said since: the report is stale (a
+		// hook that never fired, a record never cleared).
+		return nil
+	}
+	if r.rec.State != "blocked" {
 		return r
 	}
 	if v.State == detect.StateBlocked {
