@@ -39,6 +39,9 @@ type Options struct {
 	// Self is agentd's own executable, which hooks run as `Self report …`.
 	Self string
 	Log  *slog.Logger
+	// Keeper, when set, is told "+pgid" when a session starts and "-pgid"
+	// when it has ended, so it can end what is left should agentd die.
+	Keeper io.Writer
 }
 
 // Manager owns every session.
@@ -53,6 +56,7 @@ type Manager struct {
 	closed   bool
 	outputs  map[string]int // output subscribers per session
 	reports  *reportServer
+	keeperMu sync.Mutex
 }
 
 // NewManager returns a manager that reports to events.
@@ -166,6 +170,7 @@ func (m *Manager) Spawn(spec SpawnSpec) (*Session, error) {
 	if err := s.start(argv, env, spec.Cols, spec.Rows); err != nil {
 		return nil, fmt.Errorf("start %s: %w", spec.Argv[0], err)
 	}
+	m.tellKeeper('+', s.Pid)
 	m.mu.Lock()
 	m.sessions[id] = s
 	m.order = append(m.order, id)
@@ -316,6 +321,16 @@ func (m *Manager) publish(s *Session, st State) {
 	m.events.State(s.Info(), prev, attention)
 }
 
+// tellKeeper passes a process group's start or end to the keeper.
+func (m *Manager) tellKeeper(op byte, pgid int) {
+	if m.opts.Keeper == nil {
+		return
+	}
+	m.keeperMu.Lock()
+	defer m.keeperMu.Unlock()
+	_, _ = fmt.Fprintf(m.opts.Keeper, "%c%d\n", op, pgid)
+}
+
 func answerable(p *detect.Prompt) bool { return p != nil && len(p.Options) > 0 }
 
 // Shutdown ends every session's process group and waits for them.
@@ -338,5 +353,8 @@ func (m *Manager) Shutdown() {
 	wg.Wait()
 	if m.reports != nil {
 		m.reports.close()
+	}
+	if c, ok := m.opts.Keeper.(io.Closer); ok {
+		_ = c.Close()
 	}
 }

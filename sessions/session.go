@@ -439,6 +439,10 @@ func (s *Session) waitLoop() {
 	s.state = exitState
 	s.mu.Unlock()
 	_ = s.ptmx.Close()
+	// The group may still hold processes that left the session leader
+	// behind; end them now rather than leave them to the keeper.
+	_ = syscall.Kill(-s.Pid, syscall.SIGHUP)
+	s.mgr.tellKeeper('-', s.Pid)
 	if s.agentLog != nil {
 		s.agentLog.release()
 	}

@@ -32,6 +32,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdDemo(args[1:], stdout, stderr)
 	case "demo-agent":
 		return cmdDemoAgent(os.Stdin, stdout)
+	case "keeper":
+		return cmdKeeper(stdin, stderr)
 	case "report":
 		return cmdReport(args[1:], stdin, stderr)
 	case "signal":

@@ -52,7 +52,11 @@ func cmdStdio(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	self, _ := os.Executable()
-	srv := rpc.NewServer(sessions.Options{Rules: rules, Cooldown: *cooldown, ReportDir: reportDir(), Self: self, Log: log}, version, log)
+	keeper, err := startKeeper(self)
+	if err != nil {
+		log.Warn("no keeper: agents would outlive an agentd that is killed", "err", err)
+	}
+	srv := rpc.NewServer(sessions.Options{Rules: rules, Cooldown: *cooldown, ReportDir: reportDir(), Self: self, Log: log, Keeper: keeper}, version, log)
 	log.Info("serving on stdio", "version", version, "pid", os.Getpid())
 	if err := srv.Serve(context.Background(), stdin, stdout); err != nil {
 		log.Error("serve", "err", err)

@@ -228,3 +228,48 @@ func TestShellSessionFollowsAgent(t *testing.T) {
 		t.Fatalf("after the agent exited the session is %q, want shell", list.Sessions[0].Agent)
 	}
 }
+
+// agentd killed with SIGKILL cannot clean up; its keeper ends every
+// session's process group, even programs that ignore SIGHUP.
+func TestKilledAgentdLeavesNoAgents(t *testing.T) {
+	c := startAgentd(t)
+	var pids []int
+	for _, argv := range [][]string{
+		{"sleep", "300"},
+		{"bash", "--norc", "-c", "trap '' HUP; sleep 300 & sleep 300"},
+	} {
+		var s spawned
+		c.mustCall("session/spawn", map[string]any{"argv": argv, "cwd": t.TempDir()}, &s)
+		pids = append(pids, s.Pid)
+	}
+	time.Sleep(300 * time.Millisecond)
+	all := append([]int(nil), pids...)
+	for _, p := range pids {
+		all = append(all, childrenOf(p)...)
+	}
+	if len(all) < 4 {
+		t.Fatalf("expected the sessions' processes to be running, found %v", all)
+	}
+	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		left := 0
+		for _, p := range all {
+			if alive(p) {
+				left++
+			}
+		}
+		if left == 0 {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, p := range all {
+		if alive(p) {
+			t.Errorf("pid %d outlived a killed agentd", p)
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+	}
+}

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// The keeper makes sure no agent outlives agentd, even when agentd is
+// killed with SIGKILL and cannot clean up. agentd starts `agentd keeper` in
+// a session of its own (a signal to agentd's process group does not reach
+// it) with a pipe on its stdin, and writes "+<pgid>" when a session starts
+// and "-<pgid>" when it has ended. When the pipe closes — agentd exited, in
+// whatever way — the keeper ends every process group still listed.
+
+// startKeeper starts the keeper and returns the pipe agentd writes to.
+func startKeeper(self string) (io.WriteCloser, error) {
+	cmd := exec.Command(self, "keeper")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	// Reap it when it ends so it does not linger as a zombie.
+	go func() { _ = cmd.Wait() }()
+	return in, nil
+}
+
+func cmdKeeper(stdin io.Reader, stderr io.Writer) int {
+	groups := map[int]bool{}
+	sc := bufio.NewScanner(stdin)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if len(line) < 2 {
+			continue
+		}
+		pgid, err := strconv.Atoi(line[1:])
+		if err != nil || pgid <= 1 {
+			continue
+		}
+		switch line[0] {
+		case '+':
+			groups[pgid] = true
+		case '-':
+			delete(groups, pgid)
+		}
+	}
+	if len(groups) == 0 {
+		return 0
+	}
+	for pgid := range groups {
+		_ = syscall.Kill(-pgid, syscall.SIGHUP)
+	}
+	time.Sleep(time.Second)
+	for pgid := range groups {
+		if err := syscall.Kill(-pgid, syscall.SIGKILL); err == nil {
+			fmt.Fprintf(stderr, "agentd keeper: ended process group %d left behind by agentd\n", pgid)
+		}
+	}
+	return 0
+}
