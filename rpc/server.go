@@ -106,16 +106,14 @@ func (s *Server) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 	}
 	h, ok := s.handlers[req.Method]
 	if !ok {
-		if !req.Notif {
-			s.replyErr(ctx, req, &jsonrpc2.Error{Code: CodeMethodNotFound, Message: fmt.Sprintf("method %q not found", req.Method)})
-		}
+		replyErr(ctx, conn, req, &jsonrpc2.Error{Code: CodeMethodNotFound, Message: fmt.Sprintf("method %q not found", req.Method)}, s.log)
 		return
 	}
 	run := func() {
 		defer func() {
 			if p := recover(); p != nil {
 				s.log.Error("handler panic", "method", req.Method, "panic", fmt.Sprint(p))
-				s.replyErr(ctx, req, &jsonrpc2.Error{Code: CodeInternalError, Message: fmt.Sprintf("internal error in %s", req.Method)})
+				replyErr(ctx, conn, req, &jsonrpc2.Error{Code: CodeInternalError, Message: fmt.Sprintf("internal error in %s", req.Method)}, s.log)
 			}
 		}()
 		result, err := h(ctx, req)
@@ -123,7 +121,7 @@ func (s *Server) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 			return
 		}
 		if err != nil {
-			s.replyErr(ctx, req, errorFor(err))
+			replyErr(ctx, conn, req, errorFor(err), s.log)
 			return
 		}
 		if err := conn.Reply(ctx, req.ID, result); err != nil {
@@ -137,12 +135,14 @@ func (s *Server) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 	}
 }
 
-func (s *Server) replyErr(ctx context.Context, req *jsonrpc2.Request, e *jsonrpc2.Error) {
+// replyErr answers req with e on conn — the connection Handle was given:
+// the first request can arrive before NewConn has returned to Serve.
+func replyErr(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request, e *jsonrpc2.Error, log *slog.Logger) {
 	if req.Notif {
 		return
 	}
-	if err := s.conn.ReplyWithError(ctx, req.ID, e); err != nil {
-		s.log.Warn("error reply failed", "method", req.Method, "err", err)
+	if err := conn.ReplyWithError(ctx, req.ID, e); err != nil {
+		log.Warn("error reply failed", "method", req.Method, "err", err)
 	}
 }
 

@@ -156,3 +156,17 @@ func TestNullResults(t *testing.T) {
 		t.Fatalf("shutdown reply %v, want result null", m)
 	}
 }
+
+// An error to the very first request, which can be dispatched before Serve
+// has its connection, is answered (it once crashed agentd: found by the
+// Neovim client, whose empty table encodes as []).
+func TestErrorOnFirstRequest(t *testing.T) {
+	for range 30 {
+		c := serve(t)
+		c.send(frame(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"clientInfo":{"name":"nvim"},"capabilities":[]}}`))
+		m := c.next()
+		if e, _ := m["error"].(map[string]any); e == nil || e["code"] != float64(CodeInvalidParams) {
+			t.Fatalf("reply %v, want invalid params", m)
+		}
+	}
+}

@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/term"
 )
@@ -59,14 +62,23 @@ func cmdDemoAgent(stdin *os.File, stdout io.Writer) int {
 	a.draw()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
+	winch := make(chan os.Signal, 1)
+	signal.Notify(winch, syscall.SIGWINCH)
+	defer signal.Stop(winch)
 	for {
 		select {
 		case k, ok := <-a.keys:
 			if !ok {
 				return 0
 			}
-			if quit := a.key(string(k)); quit {
-				return 0
+			for _, key := range splitKeys(string(k)) {
+				if quit := a.key(key); quit {
+					return 0
+				}
+			}
+		case <-winch:
+			if w, h, err := term.GetSize(int(stdin.Fd())); err == nil {
+				a.cols, a.rows = w, h
 			}
 		case <-tick.C:
 			if a.phase == "idle" || a.phase == "prompt" {
@@ -79,9 +91,36 @@ func cmdDemoAgent(stdin *os.File, stdout io.Writer) int {
 	}
 }
 
-// key handles one read of input; it reports whether to quit.
+// splitKeys cuts one read of input into keys: a bracketed paste is one key
+// (its text), an escape sequence is one key, anything else one rune each.
+// A paste and the Enter after it often arrive in one read.
+func splitKeys(in string) []string {
+	var keys []string
+	for len(in) > 0 {
+		switch {
+		case strings.HasPrefix(in, "\x1b[200~"):
+			body, rest, _ := strings.Cut(in[len("\x1b[200~"):], "\x1b[201~")
+			keys = append(keys, body)
+			in = rest
+		case strings.HasPrefix(in, "\x1b[") && len(in) >= 3:
+			i := 2
+			for i < len(in) && (in[i] < 0x40 || in[i] > 0x7e) {
+				i++
+			}
+			end := min(i+1, len(in))
+			keys = append(keys, in[:end])
+			in = in[end:]
+		default:
+			_, size := utf8.DecodeRuneInString(in)
+			keys = append(keys, in[:size])
+			in = in[size:]
+		}
+	}
+	return keys
+}
+
+// key handles one key (or a pasted text); it reports whether to quit.
 func (a *demoAgent) key(k string) bool {
-	k = strings.TrimPrefix(strings.TrimSuffix(k, "\x1b[201~"), "\x1b[200~")
 	switch a.phase {
 	case "idle":
 		switch {
@@ -155,6 +194,35 @@ func (a *demoAgent) advance() {
 	}
 }
 
+// wrap cuts line into rows of at most cols cells at spaces, the rows after
+// the first starting with indent. The demo draws every row at its own place,
+// so a line left to the terminal's own wrapping would be overwritten by the
+// next.
+func wrap(line string, cols int, indent string) []string {
+	r := []rune(line)
+	if cols < len([]rune(indent))+8 || len(r) <= cols {
+		return []string{line}
+	}
+	var out []string
+	prefix := ""
+	for {
+		width := cols - len([]rune(prefix))
+		if len(r) <= width {
+			return append(out, prefix+string(r))
+		}
+		cut := width
+		for i := width; i > width/2; i-- {
+			if r[i] == ' ' {
+				cut = i
+				break
+			}
+		}
+		out = append(out, prefix+strings.TrimRight(string(r[:cut]), " "))
+		r = []rune(strings.TrimLeft(string(r[cut:]), " "))
+		prefix = indent
+	}
+}
+
 func (a *demoAgent) draw() {
 	rule := strings.Repeat("─", a.cols)
 	var bottom []string
@@ -174,13 +242,17 @@ func (a *demoAgent) draw() {
 			if i == a.selected {
 				marker = "❯ "
 			}
-			bottom = append(bottom, fmt.Sprintf("  %s%d. %s", marker, i+1, o))
+			// A label too long for the row goes on under itself.
+			bottom = append(bottom, wrap(fmt.Sprintf("  %s%d. %s", marker, i+1, o), a.cols, "     ")...)
 		}
 		bottom = append(bottom, "", "  Esc to cancel")
 	default:
 		bottom = []string{"", rule, " > " + a.draft, rule, "  ? for help · ctrl-d to quit"}
 	}
-	top := a.transcript
+	var top []string
+	for _, line := range a.transcript {
+		top = append(top, wrap(line, a.cols, "")...)
+	}
 	room := a.rows - len(bottom)
 	if len(top) > room {
 		top = top[len(top)-room:]

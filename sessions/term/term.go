@@ -19,8 +19,10 @@ import (
 )
 
 // maxPending bounds how many bytes of an unfinished escape sequence are held
-// back; past it the bytes go to the emulator as they are.
-const maxPending = 64 << 10
+// back; past it the bytes go to the emulator as they are. Each write scans
+// what is held again, so it is kept small: an endless OSC written a byte at
+// a time must not cost time that grows with its length squared.
+const maxPending = 4 << 10
 
 // Terminal is one emulated terminal. It is safe for concurrent use.
 type Terminal struct {
@@ -230,6 +232,18 @@ func (t *Terminal) handleSeq(buf []byte, start, s, e int) bool {
 
 func (t *Terminal) handleCSI(buf []byte, start, s, e int) bool {
 	seq := buf[s:e]
+	if len(seq) < 3 || seq[len(seq)-1] < 0x40 || seq[len(seq)-1] > 0x7e {
+		return false // cut short by ESC, CAN or SUB: nothing to answer
+	}
+	if safe, changed := saneCSI(seq); changed {
+		// vt10x loops once per unit of a count and takes negative counts as
+		// slice offsets: give it the sequence with sane numbers.
+		t.feed(buf[start:s])
+		if safe != nil {
+			t.feed(safe)
+		}
+		return true
+	}
 	body := seq[2 : len(seq)-1]
 	final := seq[len(seq)-1]
 	var prefix byte
@@ -305,11 +319,14 @@ func (t *Terminal) handleOSC(seq []byte) {
 	// seq is ESC ] … (BEL | ESC \)
 	body := seq[2:]
 	term := "\a"
-	if bytes.HasSuffix(body, []byte("\x1b\\")) {
+	switch {
+	case bytes.HasSuffix(body, []byte("\x1b\\")):
 		body = body[:len(body)-2]
 		term = "\x1b\\"
-	} else {
+	case bytes.HasSuffix(body, []byte("\a")):
 		body = body[:len(body)-1]
+	default:
+		return // cut short by another escape: it says nothing
 	}
 	cmd, arg, _ := strings.Cut(string(body), ";")
 	switch cmd {
@@ -369,6 +386,54 @@ func parseProgress(arg string) (detect.Progress, bool) {
 		p.State = -1
 	}
 	return p, true
+}
+
+// maxCSIParam bounds a CSI count: no screen is larger, and vt10x repeats
+// some operations once per unit (tab forward, tab back).
+const maxCSIParam = 9999
+
+// saneCSI returns seq with every number above maxCSIParam lowered to it,
+// or nil when the parameters are malformed (a sign, which vt10x would read
+// as a negative count); changed is false when seq is fine as it is.
+func saneCSI(seq []byte) (safe []byte, changed bool) {
+	params := seq[2 : len(seq)-1]
+	if bytes.IndexAny(params, "+-") >= 0 {
+		return nil, true
+	}
+	run := 0
+	for _, c := range params {
+		if c >= '0' && c <= '9' {
+			run++
+			if run > 4 {
+				changed = true
+				break
+			}
+		} else {
+			run = 0
+		}
+	}
+	if !changed {
+		return seq, false
+	}
+	out := append([]byte(nil), seq[:2]...)
+	for i := 0; i < len(params); {
+		if params[i] < '0' || params[i] > '9' {
+			out = append(out, params[i])
+			i++
+			continue
+		}
+		j := i
+		for j < len(params) && params[j] >= '0' && params[j] <= '9' {
+			j++
+		}
+		n, err := strconv.Atoi(string(params[i:j]))
+		if err != nil || n > maxCSIParam {
+			n = maxCSIParam
+		}
+		out = strconv.AppendInt(out, int64(n), 10)
+		i = j
+	}
+	return append(out, seq[len(seq)-1]), true
 }
 
 // seqEnd finds the end of the escape sequence starting at buf[i] (an ESC).

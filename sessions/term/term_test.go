@@ -3,6 +3,7 @@ package term
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestSplitRuneAcrossWrites(t *testing.T) {
@@ -91,5 +92,25 @@ func TestSyncAndPasteModes(t *testing.T) {
 	tm.Write([]byte("\x1b[?2026l"))
 	if tm.InSync() {
 		t.Fatal("sync not cleared")
+	}
+}
+
+// Counts that would make vt10x loop for minutes or index out of range are
+// lowered or dropped before it sees them.
+func TestHostileCSI(t *testing.T) {
+	tm := New(Options{Cols: 20, Rows: 3})
+	done := make(chan struct{})
+	go func() {
+		tm.Write([]byte("ab\x1b[999999999999I\x1b[4000000000Z\x1b[-5@\x1b[-3P\x1b[+2Lcd"))
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+		t.Fatal("a huge tab count kept the emulator busy")
+	}
+	// Nine thousand tabs forward, as many back, then "cd" over "ab".
+	if got := tm.Snapshot().Lines[0]; got != "cd" {
+		t.Fatalf("row 0 = %q", got)
 	}
 }
