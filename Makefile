@@ -2,7 +2,8 @@
 GO ?= go
 AGENTS_CACHE ?= $(HOME)/.cache/agentd-agents
 
-.PHONY: all build demo test unit agents conformance record bench deps clean
+.PHONY: all build demo test unit agents conformance record bench fuzz nvim deps clean
+FUZZTIME ?= 15s
 
 all: build
 
@@ -15,7 +16,7 @@ demo:
 
 # Everything CI runs. Installs what it needs (Go modules, the pinned agent
 # CLIs from npm) on first use.
-test: deps agents unit conformance
+test: deps agents unit fuzz nvim conformance
 
 deps:
 	$(GO) mod download
@@ -42,6 +43,20 @@ conformance:
 # Re-record the committed corpus (fixtures/<agent>/<version>/...).
 record:
 	AGENTD_AGENTS_CACHE=$(AGENTS_CACHE) $(GO) run ./fixtures/record
+
+# Each fuzz target for FUZZTIME; crashes found are kept in testdata/fuzz.
+fuzz:
+	$(GO) test -run XXX -fuzz '^FuzzFeed$$' -fuzztime $(FUZZTIME) ./sessions/term
+	$(GO) test -run XXX -fuzz '^FuzzParseStatus$$' -fuzztime $(FUZZTIME) ./sessions/term
+	$(GO) test -run XXX -fuzz '^FuzzReport$$' -fuzztime $(FUZZTIME) ./sessions
+	$(GO) test -run XXX -fuzz '^FuzzManifest$$' -fuzztime $(FUZZTIME) ./detect
+	$(GO) test -run XXX -fuzz '^FuzzClassify$$' -fuzztime $(FUZZTIME) ./detect
+	$(GO) test -run XXX -fuzz '^FuzzFraming$$' -fuzztime $(FUZZTIME) ./rpc
+
+# The Neovim plugin's specs in headless Neovim 0.10 (and 0.12), against the
+# real agentd (installs Neovim privately; see editors/nvim/README.md).
+nvim:
+	bash editors/nvim/ci.sh
 
 bench:
 	$(GO) test -run XXX -bench . -benchmem ./detect/ ./sessions/...
