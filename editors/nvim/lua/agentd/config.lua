@@ -1,0 +1,181 @@
+-- Options for require('agentd').setup(), their defaults and their checks.
+local M = {}
+
+---@class agentd.Config
+M.defaults = {
+  -- The agentd binary: a name on $PATH, a path, or a list (binary and the
+  -- arguments that come before --stdio).
+  cmd = "agentd",
+  -- Extra arguments after --stdio, e.g. { "--verbose" }.
+  args = {},
+  -- agentd's log file (--log); nil: agentd's default, $XDG_STATE_HOME/agentd/agentd.log.
+  log = nil,
+  -- attention cooldown passed as --cooldown (e.g. "30s"); nil: agentd's default.
+  cooldown = nil,
+  -- Environment added to agentd's (and so to every agent's).
+  env = nil,
+  -- How long :Agentd stop / VimLeavePre waits for agentd to end its agents (ms).
+  shutdown_timeout = 3000,
+  -- Agents for `:Agentd new NAME`: NAME = argv (a list or a string split on
+  -- spaces) or { argv = {...}, agent = "manifest", env = {...}, name = "..." }.
+  -- Names agentd has rules for (claude, codex, gemini, …) and `demo` (the
+  -- agent bundled with agentd) work without an entry.
+  agents = {},
+  -- `:Agentd new` without a name: this agent, or nil to choose from a list.
+  default_agent = nil,
+  -- The screen size of a new session until a window shows it.
+  cols = 120,
+  rows = 40,
+  -- Open the terminal of a session `:Agentd new` started.
+  open_on_new = true,
+  terminal = {
+    -- Where :Agentd open shows a session: "vsplit", "split", "tab", "current" or "float".
+    split = "vsplit",
+    -- Enter terminal mode when the window opens.
+    startinsert = false,
+  },
+  send = {
+    -- Press Enter after the text :Agentd send typed.
+    submit = true,
+  },
+  -- The floating notice when a session becomes blocked (attention).
+  notice = {
+    enabled = true,
+    border = "rounded",
+    max_width = 64,
+    -- Close it by itself after this many ms (0: stays until dismissed or answered).
+    timeout = 0,
+  },
+  -- vim.notify when a turn ends (done) or the agent reports an error.
+  notify = {
+    done = true,
+    error = true,
+  },
+  statusline = {
+    -- States counted, in this order; exited sessions are left out by default.
+    states = { "blocked", "error", "done", "working", "idle" },
+    icons = { blocked = "●", error = "✗", done = "✓", working = "◐", idle = "○", exited = "·" },
+    -- Show the state's name after the count ("● 1 blocked" rather than "● 1").
+    labels = true,
+    separator = " ",
+    -- Text before the counts, shown only when there are sessions.
+    prefix = "",
+  },
+}
+
+local SPLITS = { vsplit = true, split = true, tab = true, current = true, float = true }
+
+local function check(path, value, want, optional)
+  if value == nil and optional then
+    return
+  end
+  local kinds = type(want) == "table" and want or { want }
+  for _, k in ipairs(kinds) do
+    if type(value) == k then
+      return
+    end
+  end
+  error(
+    ("agentd.setup: option %s: expected %s, got %s"):format(path, table.concat(kinds, " or "), vim.inspect(value)),
+    0
+  )
+end
+
+---Merges opts over the defaults; a wrong option is an error naming it.
+---@param opts table|nil
+---@return agentd.Config
+function M.build(opts)
+  opts = opts or {}
+  check("opts", opts, "table")
+  local c = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts)
+  -- Lists replace rather than merge.
+  if opts.statusline and opts.statusline.states then
+    c.statusline.states = opts.statusline.states
+  end
+  if opts.args then
+    c.args = opts.args
+  end
+  check("cmd", c.cmd, { "string", "table" })
+  check("args", c.args, "table")
+  check("log", c.log, "string", true)
+  check("cooldown", c.cooldown, "string", true)
+  check("env", c.env, "table", true)
+  check("shutdown_timeout", c.shutdown_timeout, "number")
+  check("agents", c.agents, "table")
+  check("default_agent", c.default_agent, "string", true)
+  check("cols", c.cols, "number")
+  check("rows", c.rows, "number")
+  check("open_on_new", c.open_on_new, "boolean")
+  check("terminal.split", c.terminal.split, "string")
+  if not SPLITS[c.terminal.split] then
+    error(
+      ("agentd.setup: option terminal.split: %q is not one of vsplit, split, tab, current, float"):format(
+        c.terminal.split
+      ),
+      0
+    )
+  end
+  check("terminal.startinsert", c.terminal.startinsert, "boolean")
+  check("send.submit", c.send.submit, "boolean")
+  check("notice.enabled", c.notice.enabled, "boolean")
+  check("notice.timeout", c.notice.timeout, "number")
+  check("notify.done", c.notify.done, "boolean")
+  check("notify.error", c.notify.error, "boolean")
+  check("statusline.states", c.statusline.states, "table")
+  check("statusline.icons", c.statusline.icons, "table")
+  for name, spec in pairs(c.agents) do
+    check("agents." .. name, spec, { "string", "table" })
+  end
+  return c
+end
+
+---The configuration in force: what setup() was given, or the defaults.
+---@type agentd.Config
+M.current = nil
+
+function M.get()
+  if not M.current then
+    M.current = M.build({})
+  end
+  return M.current
+end
+
+---The agentd command line: binary (resolved on $PATH) and its arguments.
+---@return string[]|nil argv, string|nil err
+function M.command(c)
+  c = c or M.get()
+  local base = type(c.cmd) == "table" and vim.deepcopy(c.cmd) or { c.cmd }
+  if #base == 0 or type(base[1]) ~= "string" or base[1] == "" then
+    return nil, "agentd: option cmd is empty; set it to the agentd binary"
+  end
+  local exe = vim.fn.exepath(base[1])
+  if exe == "" then
+    return nil,
+      ("agentd: %q was not found or is not executable; install agentd or set cmd in require('agentd').setup()"):format(
+        base[1]
+      )
+  end
+  base[1] = exe
+  return base
+end
+
+---The agentd binary, or nil and why not.
+function M.binary(c)
+  local argv, err = M.command(c)
+  return argv and argv[1], err
+end
+
+---Where agentd writes its log.
+function M.log_path(c)
+  c = c or M.get()
+  if c.log then
+    return vim.fn.fnamemodify(c.log, ":p")
+  end
+  local state = vim.env.XDG_STATE_HOME
+  if not state or state == "" then
+    state = (vim.env.HOME or "~") .. "/.local/state"
+  end
+  return state .. "/agentd/agentd.log"
+end
+
+return M

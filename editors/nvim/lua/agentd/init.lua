@@ -1,0 +1,377 @@
+-- agentd.nvim: coding agents hosted by agentd, their state in the
+-- statusline, their prompts answered from Neovim.
+--
+--   require('agentd').setup({ ... })        see :h agentd-config
+--
+-- Nothing runs before a command or an API call needs agentd: then one
+-- `agentd --stdio` is started for this Neovim and stopped on VimLeavePre.
+local config = require("agentd.config")
+local rpc = require("agentd.rpc")
+local sessions = require("agentd.sessions")
+
+local M = {}
+
+local augroup = nil
+local crash_reported = false
+
+local function ui()
+  return require("agentd.ui")
+end
+
+local function terminal()
+  return require("agentd.terminal")
+end
+
+local function changed(s, n)
+  vim.cmd("redrawstatus!")
+  vim.api.nvim_exec_autocmds("User", {
+    pattern = "AgentdState",
+    modeline = false,
+    data = { session = s, notification = n },
+  })
+end
+
+local function on_notification(method, params)
+  if method == "session/state" then
+    local s, previous = sessions.apply(params)
+    if previous == nil then
+      return -- older than what is known
+    end
+    ui().on_state(s, params)
+    changed(s, params)
+  elseif method == "session/output" then
+    terminal().output(params)
+  elseif method == "session/exited" then
+    local s = sessions.exited(params)
+    ui().close_notice(s.id)
+    terminal().exited(s)
+    changed(s, params)
+  end
+end
+
+local function on_exit(code, signal, expected)
+  sessions.all_exited("agentd.exit")
+  for _, s in ipairs(sessions.list()) do
+    ui().close_notice(s.id)
+  end
+  terminal().detach_all()
+  vim.cmd("redrawstatus!")
+  if expected or crash_reported then
+    return
+  end
+  crash_reported = true
+  local how = signal and signal ~= 0 and ("signal " .. signal) or ("exit code " .. tostring(code))
+  ui().notify(
+    ("agentd stopped unexpectedly (%s); its sessions are gone.\n"
+      .. "Its log: %s (:Agentd log opens it; run with args = { '--verbose' } for more).\n"
+      .. "The next :Agentd command starts it again."):format(how, config.log_path()),
+    vim.log.levels.ERROR
+  )
+end
+
+local function on_starting()
+  sessions.reset()
+  crash_reported = false
+end
+
+local function on_started(info, err)
+  if err then
+    ui().notify("agentd: initialize failed: " .. (err.message or vim.inspect(err)), vim.log.levels.WARN)
+  elseif info and info.protocolVersion ~= rpc.PROTOCOL_VERSION then
+    ui().notify(
+      ("agentd speaks protocol %s, this plugin %d: update the one that is behind"):format(
+        tostring(info.protocolVersion),
+        rpc.PROTOCOL_VERSION
+      ),
+      vim.log.levels.WARN
+    )
+  end
+end
+
+local function wire()
+  rpc.set_handlers({ notification = on_notification, exited = on_exit, starting = on_starting, started = on_started })
+  if not augroup then
+    augroup = vim.api.nvim_create_augroup("agentd", { clear = true })
+    vim.api.nvim_create_autocmd("VimLeavePre", {
+      group = augroup,
+      callback = function()
+        rpc.stop()
+      end,
+    })
+    vim.api.nvim_create_autocmd("ColorScheme", {
+      group = augroup,
+      callback = function()
+        require("agentd.statusline").define_highlights()
+      end,
+    })
+  end
+  require("agentd.statusline").define_highlights()
+end
+
+---Configures the plugin. Starts nothing: agentd starts with the first
+---command that needs it.
+---@param opts table|nil see :h agentd-config
+function M.setup(opts)
+  config.current = config.build(opts)
+  wire()
+end
+
+local function ready()
+  if not config.current then
+    config.current = config.build({})
+  end
+  if not augroup then
+    wire()
+  end
+end
+
+---Starts agentd unless it runs (commands do this themselves).
+---@return boolean ok, string|nil err
+function M.start()
+  ready()
+  local ok, err = rpc.ensure()
+  if not ok then
+    ui().notify(err, vim.log.levels.ERROR)
+  end
+  return ok, err
+end
+
+---Stops agentd, ending every agent it hosts.
+function M.stop()
+  rpc.stop()
+end
+
+---The sessions agentd reported (a snapshot).
+---@return agentd.Session[]
+function M.sessions()
+  return vim.deepcopy(sessions.list())
+end
+
+---Session counts per state: { blocked = 1, working = 2, … }.
+function M.counts()
+  return sessions.counts()
+end
+
+---The statusline component; see :h agentd-statusline.
+---@param opts agentd.StatuslineOpts|nil
+function M.statusline(opts)
+  if not config.current then
+    return ""
+  end
+  return require("agentd.statusline").render(opts)
+end
+
+local function agent_names()
+  local names = { demo = true, claude = true, codex = true, gemini = true, opencode = true }
+  for name in pairs(config.get().agents) do
+    names[name] = true
+  end
+  local srv = rpc.server()
+  for _, a in ipairs(srv and srv.agents or {}) do
+    if a.process and #a.process > 0 then
+      names[a.name] = true
+    end
+  end
+  local out = vim.tbl_keys(names)
+  table.sort(out)
+  return out
+end
+M._agent_names = agent_names
+
+---What `:Agentd new NAME` spawns: {argv, agent?, env?, name?}.
+---@return table|nil spec, string|nil err
+function M.resolve_agent(name, extra)
+  local c = config.get()
+  local spec = c.agents[name]
+  local out
+  if type(spec) == "string" then
+    out = { argv = vim.split(spec, "%s+", { trimempty = true }) }
+  elseif type(spec) == "table" and spec.argv then
+    out = vim.deepcopy(spec)
+    if type(out.argv) == "string" then
+      out.argv = vim.split(out.argv, "%s+", { trimempty = true })
+    end
+  elseif type(spec) == "table" then
+    out = { argv = vim.deepcopy(spec) }
+  elseif name == "demo" then
+    local bin, err = config.binary(c)
+    if not bin then
+      return nil, err
+    end
+    out = { argv = { bin, "demo-agent" }, agent = "demo" }
+  else
+    local argv0 = name
+    local srv = rpc.server()
+    for _, a in ipairs(srv and srv.agents or {}) do
+      if a.name == name and a.process and a.process[1] then
+        argv0 = a.process[1]
+      end
+    end
+    out = { argv = { argv0 } }
+  end
+  vim.list_extend(out.argv, extra or {})
+  if #out.argv == 0 then
+    return nil, ("agentd: agent %q has an empty argv"):format(name)
+  end
+  return out
+end
+
+---Starts an agent. what: a name (:h agentd-agents) or {argv, agent?, env?,
+---name?, cwd?, open?}. cb(err, session).
+function M.new(what, cb)
+  cb = cb or function() end
+  if not M.start() then
+    return cb({ message = "agentd is not running" })
+  end
+  local c = config.get()
+  local spec, err
+  if type(what) == "table" and what.argv then
+    spec = vim.deepcopy(what)
+  else
+    spec, err = M.resolve_agent(what or c.default_agent or "demo")
+  end
+  if not spec then
+    ui().notify(err, vim.log.levels.ERROR)
+    return cb({ message = err })
+  end
+  local open = spec.open
+  if open == nil then
+    open = c.open_on_new
+  end
+  local params = {
+    argv = spec.argv,
+    cwd = spec.cwd or vim.fn.getcwd(),
+    env = spec.env and next(spec.env) and spec.env or nil, -- an empty table would go out as []
+    agent = spec.agent,
+    name = spec.name,
+    cols = c.cols,
+    rows = c.rows,
+  }
+  -- The window first, so the agent starts at the size it is shown at.
+  local buf
+  if open then
+    buf, params.cols, params.rows = terminal().new_window()
+  end
+  rpc.request("session/spawn", params, function(serr, result)
+    if serr then
+      if buf and vim.api.nvim_buf_is_valid(buf) then
+        vim.api.nvim_buf_delete(buf, { force = true })
+      end
+      ui().notify(
+        ("agentd: could not start %s: %s"):format(table.concat(spec.argv, " "), serr.message or "?"),
+        vim.log.levels.ERROR
+      )
+      return cb(serr)
+    end
+    local s = sessions.upsert(result)
+    changed(s, nil)
+    if buf and vim.api.nvim_buf_is_valid(buf) then
+      terminal().attach(s, buf)
+    end
+    cb(nil, s)
+  end)
+end
+
+---Refreshes the sessions from agentd (session/list); cb(err, sessions).
+function M.refresh(cb)
+  cb = cb or function() end
+  if not rpc.running() then
+    return cb(nil, sessions.list())
+  end
+  rpc.request("session/list", nil, function(err, result)
+    if not err and result then
+      sessions.replace(result.sessions)
+      vim.cmd("redrawstatus!")
+    end
+    cb(err, sessions.list())
+  end)
+end
+
+---Echoes the sessions.
+function M.list()
+  ready()
+  M.refresh(function()
+    ui().list()
+  end)
+end
+
+local function blocked(s)
+  return s.state == "blocked"
+end
+
+---Answers a blocked session's prompt: the session named, the one in the
+---notice, the only blocked one, or one the person picks. cb(err, result).
+function M.answer(key, cb)
+  ready()
+  if not key then
+    local n = ui().current_notice()
+    key = n and n.session
+  end
+  ui().pick(key, blocked, "Answer", function(s)
+    ui().answer(s, nil, cb)
+  end)
+end
+
+---Shows a session's screen in a terminal window.
+function M.open(key)
+  ready()
+  ui().pick(key, sessions.live, "Open", function(s)
+    terminal().open(s)
+  end)
+end
+
+---Types text into a session (runtime_send). While the session is blocked
+---agentd refuses it and the prompt is offered instead. cb(err).
+---@param text string
+---@param key string|nil a session id or name
+---@param opts {submit: boolean}|nil
+function M.send(text, key, opts, cb)
+  ready()
+  cb = cb or function() end
+  if not text or text == "" then
+    return cb({ message = "nothing to send" })
+  end
+  local submit = (opts and opts.submit)
+  if submit == nil then
+    submit = config.get().send.submit
+  end
+  ui().pick(key, sessions.live, "Send to", function(s)
+    rpc.request("runtime_send", { sessionId = s.id, text = text, submit = submit }, function(err)
+      if err and err.code == rpc.codes.blocked then
+        local prompt = err.data and err.data ~= vim.NIL and err.data.prompt
+        ui().notify(
+          ("agentd: %s is waiting on a prompt; answer it first"):format(sessions.label(s)),
+          vim.log.levels.WARN
+        )
+        ui().answer(s, prompt ~= vim.NIL and prompt or nil)
+      elseif err then
+        ui().notify(("agentd: sending to %s failed: %s"):format(sessions.label(s), err.message or "?"), vim.log.levels.ERROR)
+      end
+      cb(err)
+    end)
+  end)
+end
+
+---Signals a session's process group (default SIGHUP).
+function M.kill(key, signal)
+  ready()
+  ui().pick(key, sessions.live, "Kill", function(s)
+    rpc.request("session/kill", { sessionId = s.id, signal = signal }, function(err)
+      if err then
+        ui().notify(("agentd: killing %s failed: %s"):format(sessions.label(s), err.message or "?"), vim.log.levels.ERROR)
+      end
+    end)
+  end)
+end
+
+---Closes the floating notice (the next waiting one shows).
+function M.dismiss()
+  ui().dismiss()
+end
+
+---Opens agentd's log file.
+function M.log()
+  vim.cmd.split(vim.fn.fnameescape(config.log_path()))
+end
+
+return M

@@ -1,0 +1,48 @@
+local config = require("agentd.config")
+
+describe("config", function()
+  it("fills every option from the defaults", function()
+    local c = config.build(nil)
+    assert.equals("agentd", c.cmd)
+    assert.equals("vsplit", c.terminal.split)
+    assert.same({ "blocked", "error", "done", "working", "idle" }, c.statusline.states)
+    assert.is_true(c.notice.enabled)
+  end)
+
+  it("merges nested tables and replaces lists", function()
+    local c = config.build({ notice = { border = "single" }, statusline = { states = { "blocked" } }, args = { "--verbose" } })
+    assert.equals("single", c.notice.border)
+    assert.is_true(c.notice.enabled)
+    assert.same({ "blocked" }, c.statusline.states)
+    assert.same({ "--verbose" }, c.args)
+  end)
+
+  it("names the option that is wrong", function()
+    local ok, err = pcall(config.build, { cols = "wide" })
+    assert.is_false(ok)
+    assert.matches("option cols: expected number", err)
+    ok, err = pcall(config.build, { terminal = { split = "sideways" } })
+    assert.is_false(ok)
+    assert.matches('terminal.split: "sideways" is not one of', err)
+    ok, err = pcall(config.build, { agents = { mine = 3 } })
+    assert.matches("agents.mine", err)
+  end)
+
+  it("resolves the binary on PATH and says what to do when it is missing", function()
+    local argv = config.command(config.build({ cmd = { "sh", "-c" } }))
+    assert.equals(vim.fn.exepath("sh"), argv[1])
+    assert.equals("-c", argv[2])
+    local none, err = config.command(config.build({ cmd = "agentd-not-installed-here" }))
+    assert.is_nil(none)
+    assert.matches("not found", err)
+    assert.matches("setup", err)
+  end)
+
+  it("knows where agentd logs", function()
+    local old = vim.env.XDG_STATE_HOME
+    vim.env.XDG_STATE_HOME = "/tmp/state-x"
+    assert.equals("/tmp/state-x/agentd/agentd.log", config.log_path(config.build({})))
+    vim.env.XDG_STATE_HOME = old
+    assert.equals("/tmp/my.log", config.log_path(config.build({ log = "/tmp/my.log" })))
+  end)
+end)
