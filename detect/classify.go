@@ -237,8 +237,11 @@ func quote(s string) string { return "`" + s + "`" }
 
 // rows selects the region's rows from a screen.
 func (r *Region) rows(s Screen) []string {
-	if r.Source == "title" {
+	switch r.Source {
+	case "title":
 		return []string{s.Title}
+	case "progress":
+		return []string{s.Progress.String()}
 	}
 	lines := s.Lines
 	start := 0

@@ -76,7 +76,9 @@ type Identify struct {
 // Region is a named part of the screen a rule looks at.
 type Region struct {
 	Name string `toml:"name"`
-	// Source is "screen" (default) or "title".
+	// Source is "screen" (default), "title" (the OSC 0/2 title) or
+	// "progress" (the OSC 9;4 report as one row: "none", "normal 40",
+	// "error 0", "indeterminate 0" or "paused 0").
 	Source string `toml:"source"`
 	// Bottom keeps the rows from the Bottom-th non-empty row from the end
 	// down to the last row (0 keeps the whole screen).
@@ -225,9 +227,9 @@ func (m *Manifest) compile(file string, data []byte) error {
 			return errAt(line, id, "defined twice")
 		}
 		switch r.Source {
-		case "", "screen", "title":
+		case "", "screen", "title", "progress":
 		default:
-			return errAt(line, id, "source %q: want screen or title", r.Source)
+			return errAt(line, id, "source %q: want screen, title or progress", r.Source)
 		}
 		if r.Bottom < 0 {
 			return errAt(line, id, "bottom %d: want 0 or more", r.Bottom)

@@ -65,3 +65,18 @@ func TestRegions(t *testing.T) {
 		t.Fatalf("after last rule = %q", got)
 	}
 }
+
+func TestProgressRegion(t *testing.T) {
+	m, err := ParseManifest("p.toml", []byte("name = \"p\"\n[[region]]\nname = \"bar\"\nsource = \"progress\"\n[[rule]]\nid = \"busy\"\nstate = \"working\"\nregion = \"bar\"\nmatch = ['^(?:normal|indeterminate) ']\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := ScreenFromText("", 10, 2)
+	if v := m.Classify(s); v.State != StateIdle {
+		t.Fatalf("no progress: %s", v.State)
+	}
+	s.Progress = Progress{State: 3}
+	if v := m.Classify(s); v.State != StateWorking {
+		t.Fatalf("indeterminate progress: %s (%s)", v.State, v.Reason)
+	}
+}

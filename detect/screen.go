@@ -3,7 +3,10 @@
 // does I/O and never reads a clock, so every rule can be tested on a fixture.
 package detect
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // Screen is a terminal screen as a person sees it, plus the out-of-band facts
 // the terminal received (title, program-status records, progress).
@@ -40,6 +43,16 @@ type StatusRecord struct {
 type Progress struct {
 	State int
 	Value int
+}
+
+// String renders the report for a "progress" region: "none", or the state's
+// name and the value, e.g. "normal 40", "indeterminate 0".
+func (p Progress) String() string {
+	names := []string{"none", "normal", "error", "indeterminate", "paused"}
+	if p.State < 1 || p.State >= len(names) {
+		return "none"
+	}
+	return names[p.State] + " " + strconv.Itoa(p.Value)
 }
 
 // ScreenFromText builds a Screen from already-rendered text, one row per
