@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"sync"
 
@@ -27,20 +28,23 @@ type notifier struct {
 	pending map[string]*note // queued state note per session
 	outLen  int
 	dropped map[string]int
-	closed  bool
-	done    chan struct{}
+	// droppedUpdates counts ACP updates left out per session.
+	droppedUpdates map[string]int
+	closed         bool
+	done           chan struct{}
 }
 
 type note struct {
 	method string
 	params any
 	size   int
+	dead   bool // replaced by a newer state before it was sent
 }
 
 func newNotifier(log *slog.Logger) *notifier {
 	return &notifier{
 		log: log, wake: make(chan struct{}, 1), pending: map[string]*note{},
-		dropped: map[string]int{}, done: make(chan struct{}),
+		dropped: map[string]int{}, droppedUpdates: map[string]int{}, done: make(chan struct{}),
 	}
 }
 
@@ -56,11 +60,12 @@ func (n *notifier) State(info sessions.Info, previous sessions.State, attention 
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if old, ok := n.pending[info.ID]; ok {
+		// Latest wins, and it goes to the back of the queue: ACP updates
+		// queued since must still come before it, as they happened.
 		op := old.params.(*StateNotification)
 		p.Previous = op.Previous
 		p.Attention = p.Attention || op.Attention
-		old.params = p
-		return
+		old.dead = true
 	}
 	nt := &note{method: "session/state", params: p}
 	n.pending[info.ID] = nt
@@ -77,6 +82,19 @@ func (n *notifier) Output(sessionID, data string) {
 	}
 	n.outLen += len(data)
 	n.push(&note{method: "session/output", params: &OutputNotification{SessionID: sessionID, Data: data}, size: len(data)})
+}
+
+// Update implements sessions.Events: ACP updates count against the same
+// bound as output; past it they are dropped and the count is sent later.
+func (n *notifier) Update(sessionID string, update json.RawMessage) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.outLen+len(update) > maxQueuedOutput {
+		n.droppedUpdates[sessionID]++
+		return
+	}
+	n.outLen += len(update)
+	n.push(&note{method: "session/update", params: &UpdateNotification{SessionID: sessionID, Update: update}, size: len(update)})
 }
 
 // Exited implements sessions.Events.
@@ -116,6 +134,10 @@ func (n *notifier) run(ctx context.Context, conn *jsonrpc2.Conn) {
 		}
 		nt := n.queue[0]
 		n.queue = n.queue[1:]
+		if nt.dead {
+			n.mu.Unlock()
+			continue
+		}
 		if nt.method == "session/state" {
 			delete(n.pending, nt.params.(*StateNotification).SessionID)
 		}
@@ -130,6 +152,10 @@ func (n *notifier) run(ctx context.Context, conn *jsonrpc2.Conn) {
 // healDroppedLocked tells each session's viewer how much output it missed
 // and repaints its screen, once the queue has drained.
 func (n *notifier) healDroppedLocked() {
+	for id, count := range n.droppedUpdates {
+		n.queue = append(n.queue, &note{method: "session/update", params: &UpdateNotification{SessionID: id, Dropped: count}})
+	}
+	clear(n.droppedUpdates)
 	if len(n.dropped) == 0 {
 		return
 	}

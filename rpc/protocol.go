@@ -4,7 +4,11 @@
 // the types here mirror it.
 package rpc
 
-import "github.com/agentd/agentd/detect"
+import (
+	"encoding/json"
+
+	"github.com/agentd/agentd/detect"
+)
 
 // ProtocolVersion is bumped when a change would break a client.
 const ProtocolVersion = 1
@@ -27,6 +31,7 @@ const (
 	CodeOptionUnknown   = -32022
 	CodeNotAnswerable   = -32024
 	CodeAlreadyAnswered = -32025
+	CodeTurnRunning     = -32026
 	CodeNotSupported    = -32030
 )
 
@@ -204,6 +209,14 @@ type OutputNotification struct {
 	SessionID string `json:"sessionId"`
 	Data      string `json:"data"`
 	Dropped   int    `json:"dropped,omitempty"`
+}
+
+// UpdateNotification is session/update: an ACP agent's update as it sent
+// it. Dropped counts updates left out because the editor was not reading.
+type UpdateNotification struct {
+	SessionID string          `json:"sessionId"`
+	Update    json.RawMessage `json:"update,omitempty"`
+	Dropped   int             `json:"dropped,omitempty"`
 }
 
 // ExitedNotification is session/exited.

@@ -202,6 +202,10 @@ func errorFor(err error) *jsonrpc2.Error {
 		e.Code = CodeAlreadyAnswered
 	case errors.Is(err, sessions.ErrShuttingDown):
 		e.Code = CodeShuttingDown
+	case errors.Is(err, sessions.ErrNoScreen), errors.Is(err, sessions.ErrNotACP):
+		e.Code = CodeNotSupported
+	case errors.Is(err, sessions.ErrTurnRunning):
+		e.Code = CodeTurnRunning
 	}
 	return e
 }

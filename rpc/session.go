@@ -15,13 +15,11 @@ func (s *Server) spawn(_ context.Context, req *jsonrpc2.Request) (any, error) {
 		return nil, err
 	}
 	switch p.Protocol {
-	case "", "pty":
-	case "acp":
-		return nil, &jsonrpc2.Error{Code: CodeNotSupported, Message: "session/spawn: protocol \"acp\" is not available in this build"}
+	case "", "pty", "acp":
 	default:
 		return nil, &jsonrpc2.Error{Code: CodeInvalidParams, Message: fmt.Sprintf("session/spawn: params.protocol %q: want \"pty\" or \"acp\"", p.Protocol)}
 	}
-	sess, err := s.mgr.Spawn(sessions.SpawnSpec{Argv: p.Argv, Cwd: p.Cwd, Env: p.Env, Cols: p.Cols, Rows: p.Rows, Agent: p.Agent, Name: p.Name, Hooks: p.Hooks})
+	sess, err := s.mgr.Spawn(sessions.SpawnSpec{Argv: p.Argv, Cwd: p.Cwd, Env: p.Env, Cols: p.Cols, Rows: p.Rows, Agent: p.Agent, Name: p.Name, Hooks: p.Hooks, ACP: p.Protocol == "acp"})
 	if err != nil {
 		if err == sessions.ErrShuttingDown {
 			return nil, err
@@ -45,6 +43,9 @@ func (s *Server) read(_ context.Context, req *jsonrpc2.Request) (any, error) {
 	sess, err := s.session(req, &p, func() string { return p.SessionID })
 	if err != nil {
 		return nil, err
+	}
+	if sess.IsACP() {
+		return nil, sessions.ErrNoScreen
 	}
 	sc, rev := sess.Screen()
 	return ReadResult{Rows: sc.Lines, Cursor: Cursor{Row: sc.CursorRow, Col: sc.CursorCol, Visible: sc.CursorVisible}, Title: sc.Title, Revision: rev}, nil
@@ -116,22 +117,27 @@ func (s *Server) classify(_ context.Context, req *jsonrpc2.Request) (any, error)
 	if err != nil {
 		return nil, err
 	}
-	v := sess.Classify()
+	v, err := sess.Classify()
+	if err != nil {
+		return nil, err
+	}
 	return ClassifyResult{Agent: v.Agent, State: v.State, Outcome: v.Outcome, Reason: v.Reason, Evidence: v.Evidence, Prompt: v.Prompt}, nil
 }
 
 func (s *Server) prompt(_ context.Context, req *jsonrpc2.Request) (any, error) {
 	var p PromptParams
-	if _, err := s.session(req, &p, func() string { return p.SessionID }); err != nil {
+	sess, err := s.session(req, &p, func() string { return p.SessionID })
+	if err != nil {
 		return nil, err
 	}
-	return nil, &jsonrpc2.Error{Code: CodeNotSupported, Message: "session/prompt: this is a PTY session; use runtime_send to type a prompt"}
+	return nil, sess.Prompt(p.Text)
 }
 
 func (s *Server) cancel(_ context.Context, req *jsonrpc2.Request) (any, error) {
 	var p SessionRef
-	if _, err := s.session(req, &p, func() string { return p.SessionID }); err != nil {
+	sess, err := s.session(req, &p, func() string { return p.SessionID })
+	if err != nil {
 		return nil, err
 	}
-	return nil, &jsonrpc2.Error{Code: CodeNotSupported, Message: "session/cancel: this is a PTY session; send Esc with session/input"}
+	return nil, sess.Cancel()
 }

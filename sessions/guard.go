@@ -48,6 +48,10 @@ func (s *Session) Send(text string, submit bool) error {
 	if st.Name == Blocked {
 		return &BlockedError{Prompt: st.Prompt}
 	}
+	if s.acp != nil {
+		// An ACP agent takes text as a prompt turn.
+		return s.Prompt(text)
+	}
 	payload := []byte(text)
 	if s.term.BracketedPaste() && text != "" {
 		payload = append(append([]byte("\x1b[200~"), payload...), []byte("\x1b[201~")...)
@@ -75,6 +79,9 @@ func (s *Session) Answer(promptID, optionID, text string) (State, error) {
 	defer s.guardMu.Unlock()
 	if s.isExited() {
 		return State{}, ErrExited
+	}
+	if s.acp != nil {
+		return s.answerACP(promptID, optionID)
 	}
 	st := s.update()
 	if st.Name != Blocked || st.Prompt == nil {

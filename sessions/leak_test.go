@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"strconv"
@@ -17,9 +18,10 @@ import (
 // nopEvents drops what sessions report.
 type nopEvents struct{}
 
-func (*nopEvents) State(Info, State, bool)   {}
-func (*nopEvents) Output(string, string)     {}
-func (*nopEvents) Exited(string, ExitStatus) {}
+func (*nopEvents) State(Info, State, bool)        {}
+func (*nopEvents) Output(string, string)          {}
+func (*nopEvents) Exited(string, ExitStatus)      {}
+func (*nopEvents) Update(string, json.RawMessage) {}
 
 func openFDs(t *testing.T) int {
 	t.Helper()

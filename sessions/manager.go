@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +23,9 @@ import (
 type Events interface {
 	State(info Info, previous State, attention bool)
 	Output(sessionID, data string)
+	// Update passes an ACP session/update on as the agent sent it, in wire
+	// order with the session's states.
+	Update(sessionID string, update json.RawMessage)
 	Exited(sessionID string, status ExitStatus)
 }
 
@@ -42,6 +46,9 @@ type Options struct {
 	// Keeper, when set, is told "+pgid" when a session starts and "-pgid"
 	// when it has ended, so it can end what is left should agentd die.
 	Keeper io.Writer
+	// PermissionTimeout answers an ACP permission nobody answered in this
+	// time with the agent's reject option (default 30 minutes).
+	PermissionTimeout time.Duration
 }
 
 // Manager owns every session.
@@ -69,6 +76,9 @@ func NewManager(opts Options, events Events) *Manager {
 	}
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opts.PermissionTimeout == 0 {
+		opts.PermissionTimeout = 30 * time.Minute
 	}
 	m := &Manager{opts: opts, events: events, sessions: map[string]*Session{}, outputs: map[string]int{}}
 	if opts.ReportDir != "" {
@@ -105,6 +115,8 @@ type SpawnSpec struct {
 	// Hooks false keeps agentd from adding its hooks to an agent that has
 	// them (Claude Code); nil means add them.
 	Hooks *bool
+	// ACP runs the agent over the Agent Client Protocol instead of a PTY.
+	ACP bool
 }
 
 // ErrShuttingDown refuses new sessions once shutdown started.
@@ -163,11 +175,15 @@ func (m *Manager) Spawn(spec SpawnSpec) (*Session, error) {
 	if sock := m.ReportSocket(); sock != "" {
 		s.token = newToken()
 		env = append(env, EnvSocket+"="+sock, EnvSession+"="+id, EnvToken+"="+s.token)
-		if spec.Hooks == nil || *spec.Hooks {
+		if !spec.ACP && (spec.Hooks == nil || *spec.Hooks) {
 			argv = append(argv, hookArgs(manifest.Name, m.opts.Self)...)
 		}
 	}
-	if err := s.start(argv, env, spec.Cols, spec.Rows); err != nil {
+	start := func() error { return s.start(argv, env, spec.Cols, spec.Rows) }
+	if spec.ACP {
+		start = func() error { return s.startACP(argv, env) }
+	}
+	if err := start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", spec.Argv[0], err)
 	}
 	m.tellKeeper('+', s.Pid)
@@ -175,6 +191,9 @@ func (m *Manager) Spawn(spec SpawnSpec) (*Session, error) {
 	m.sessions[id] = s
 	m.order = append(m.order, id)
 	m.mu.Unlock()
+	if spec.ACP {
+		go s.update() // the handshake is done: the agent is ready
+	}
 	return s, nil
 }
 

@@ -9,6 +9,9 @@ import (
 // terminal of the same size: what a new viewer needs before live output.
 // Colours are not kept; text, layout and the cursor are.
 func (s *Session) Repaint() string {
+	if s.acp != nil {
+		return ""
+	}
 	sc, _ := s.Screen()
 	var b strings.Builder
 	b.WriteString("\x1b[0m\x1b[?25l\x1b[H\x1b[2J")

@@ -41,7 +41,8 @@ type Session struct {
 	mgr      *Manager
 	cmd      *exec.Cmd
 	ptmx     *os.File
-	term     *term.Terminal
+	term     *term.Terminal   // nil for an ACP session
+	acp      *acpState        // nil for a PTY session
 	manifest *detect.Manifest // the rules in use now
 	base     *detect.Manifest // the rules of the program spawned
 	isShell  bool             // the program spawned is a shell: follow its foreground
@@ -253,6 +254,9 @@ func (s *Session) coalesce(timer *time.Timer) {
 func (s *Session) update() State {
 	s.updateMu.Lock()
 	defer s.updateMu.Unlock()
+	if s.acp != nil {
+		return s.updateACP()
+	}
 	s.mu.Lock()
 	fg := s.probeLocked()
 	s.followForegroundLocked(fg)
@@ -451,9 +455,15 @@ func (s *Session) waitLoop() {
 	close(s.exitDone)
 }
 
+// IsACP reports whether the session speaks ACP rather than running in a PTY.
+func (s *Session) IsACP() bool { return s.acp != nil }
+
 // Info returns a snapshot of the session.
 func (s *Session) Info() Info {
-	cols, rows := s.term.Size()
+	var cols, rows int
+	if s.term != nil {
+		cols, rows = s.term.Size()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	in := Info{ID: s.ID, Name: s.Name, Agent: s.manifest.Name, Argv: s.Argv, Cwd: s.Cwd, Pid: s.Pid, Cols: cols, Rows: rows, State: s.state}
@@ -475,6 +485,9 @@ func (s *Session) Screen() (detect.Screen, uint64) {
 
 // Resize changes the PTY and emulator size.
 func (s *Session) Resize(cols, rows int) error {
+	if s.acp != nil {
+		return ErrNoScreen
+	}
 	if cols < 2 || rows < 2 || cols > 1000 || rows > 1000 {
 		return fmt.Errorf("size %dx%d: cols and rows must be between 2 and 1000", cols, rows)
 	}
@@ -492,6 +505,9 @@ func (s *Session) Resize(cols, rows int) error {
 // Input writes a person's keystrokes as they are. Typing counts as having
 // seen the end of the last turn.
 func (s *Session) Input(data string) error {
+	if s.acp != nil {
+		return ErrNoScreen
+	}
 	if s.isExited() {
 		return ErrExited
 	}
@@ -537,6 +553,9 @@ func (s *Session) Signal(sig syscall.Signal) error {
 	if s.isExited() {
 		return ErrExited
 	}
+	if s.acp != nil {
+		return s.signalACP(sig)
+	}
 	if err := syscall.Kill(-s.Pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return err
 	}
@@ -551,7 +570,11 @@ func (s *Session) stop(grace time.Duration) {
 	if s.isExited() {
 		return
 	}
-	_ = syscall.Kill(-s.Pid, syscall.SIGHUP)
+	if s.acp != nil {
+		_ = s.acp.client.Close() // stdin closed, SIGHUP, SIGKILL in time
+	} else {
+		_ = syscall.Kill(-s.Pid, syscall.SIGHUP)
+	}
 	select {
 	case <-s.exitDone:
 		return
@@ -594,7 +617,10 @@ func ParseSignal(name string) (syscall.Signal, error) {
 }
 
 // Classify returns a fresh verdict of the screen as it is now.
-func (s *Session) Classify() detect.Verdict {
+func (s *Session) Classify() (detect.Verdict, error) {
+	if s.acp != nil {
+		return detect.Verdict{}, ErrNoScreen
+	}
 	v, _ := s.classifyNow()
-	return v
+	return v, nil
 }

@@ -27,6 +27,7 @@ func cmdStdio(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cooldown := fs.Duration("cooldown", 30*time.Second, "attention is raised at most once per session and state in this window")
 	logPath := fs.String("log", "", "log file (default $XDG_STATE_HOME/agentd/agentd.log)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) to this file until agentd exits")
+	permTimeout := fs.Duration("permission-timeout", 30*time.Minute, "an ACP permission nobody answers in this time is answered with the agent's reject option")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -56,7 +57,7 @@ func cmdStdio(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		log.Warn("no keeper: agents would outlive an agentd that is killed", "err", err)
 	}
-	srv := rpc.NewServer(sessions.Options{Rules: rules, Cooldown: *cooldown, ReportDir: reportDir(), Self: self, Log: log, Keeper: keeper}, version, log)
+	srv := rpc.NewServer(sessions.Options{Rules: rules, Cooldown: *cooldown, ReportDir: reportDir(), Self: self, Log: log, Keeper: keeper, PermissionTimeout: *permTimeout}, version, log)
 	log.Info("serving on stdio", "version", version, "pid", os.Getpid())
 	if err := srv.Serve(context.Background(), stdin, stdout); err != nil {
 		log.Error("serve", "err", err)

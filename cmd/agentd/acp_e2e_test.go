@@ -1,0 +1,181 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentd/agentd/fixtures/fakemodel"
+	"github.com/agentd/agentd/fixtures/lab"
+)
+
+// acpScript asks for a tool call that creates <name>.txt for each of the
+// three turns the ACP tests run.
+func acpScript(tool func(file string) *fakemodel.ToolCall) *fakemodel.Script {
+	s := &fakemodel.Script{}
+	for _, name := range []string{"first", "second", "third"} {
+		s.Rules = append(s.Rules, fakemodel.Rule{
+			Prompt:    "make the " + name + " file",
+			Reply:     fakemodel.Reply{Tool: tool(name + ".txt")},
+			AfterTool: fakemodel.Reply{Text: "Done with " + name + "."},
+		})
+	}
+	return s
+}
+
+// acpFlow drives a real ACP agent through the real agentd: a prompt turn
+// blocks on the agent's own permission request with the agent's own
+// options; runtime_answer allows and the tool runs; a second turn is
+// rejected; a third is cancelled while its permission is pending. Updates
+// reach the editor as session/update before the blocked state.
+func acpFlow(t *testing.T, argv, env []string, work string, allow, reject string) {
+	c := startAgentd(t)
+	var s spawned
+	c.mustCall("session/spawn", map[string]any{"argv": argv, "cwd": work, "env": envMap(env, lab.ClaudeUnset...), "protocol": "acp"}, &s)
+	from := 0
+	if idle := c.waitState(s.SessionID, "idle", &from, 60*time.Second); idle.StateSource != "acp" {
+		t.Fatalf("ready state from %s, want acp", idle.StateSource)
+	}
+	if err := c.call("session/read", map[string]any{"sessionId": s.SessionID}, nil); rpcCode(err) != -32030 {
+		t.Errorf("session/read on an ACP session: %v, want -32030", err)
+	}
+	turn := func(name, option string) stateNote {
+		c.mustCall("session/prompt", map[string]any{"sessionId": s.SessionID, "text": "please make the " + name + " file"}, nil)
+		c.waitState(s.SessionID, "working", &from, 20*time.Second)
+		b := c.waitPrompt(s.SessionID, &from, 60*time.Second)
+		// Attention is raised once per state in the cooldown: on the first.
+		if b.StateSource != "acp" || b.Reason != "acp.request_permission" || b.Attention != (name == "first") {
+			t.Errorf("%s: blocked %+v, want from the ACP request, attention only the first time", name, b)
+		}
+		ids := []string{}
+		for _, o := range b.Prompt.Options {
+			ids = append(ids, o.ID)
+		}
+		if !strings.Contains(strings.Join(ids, ","), allow) || !strings.Contains(strings.Join(ids, ","), reject) {
+			t.Fatalf("%s: options %v, want the agent's own %s and %s", name, ids, allow, reject)
+		}
+		if option != "" {
+			var res struct{ State string }
+			c.mustCall("runtime_answer", map[string]any{"sessionId": s.SessionID, "promptId": b.Prompt.PromptID, "optionId": option}, &res)
+			if res.State == "blocked" {
+				t.Fatalf("%s: still blocked after the answer", name)
+			}
+		}
+		return b
+	}
+	// 1. Allowed: the tool runs, the turn completes.
+	turn("first", allow)
+	if done := c.waitState(s.SessionID, "done", &from, 60*time.Second); done.Outcome != "completed" {
+		t.Errorf("allowed turn ended %+v, want completed", done)
+	}
+	if _, err := os.Stat(filepath.Join(work, "first.txt")); err != nil {
+		t.Errorf("the allowed tool did not run: %v", err)
+	}
+	c.mustCall("session/seen", map[string]any{"sessionId": s.SessionID}, nil)
+	c.waitState(s.SessionID, "idle", &from, 10*time.Second)
+	// 2. Rejected: nothing runs; the outcome is the agent's.
+	turn("second", reject)
+	done := c.waitState(s.SessionID, "done", &from, 60*time.Second)
+	t.Logf("rejected turn ended %s (%s)", done.Outcome, done.Reason)
+	if _, err := os.Stat(filepath.Join(work, "second.txt")); err == nil {
+		t.Errorf("the rejected tool ran")
+	}
+	c.mustCall("session/seen", map[string]any{"sessionId": s.SessionID}, nil)
+	// 3. Cancelled while the permission is pending: not blocked, interrupted.
+	b := turn("third", "")
+	c.mustCall("session/cancel", map[string]any{"sessionId": s.SessionID}, nil)
+	if done := c.waitState(s.SessionID, "done", &from, 30*time.Second); done.Outcome != "interrupted" {
+		t.Errorf("cancelled turn ended %+v, want interrupted", done)
+	}
+	if err := c.call("runtime_answer", map[string]any{"sessionId": s.SessionID, "promptId": b.Prompt.PromptID, "optionId": allow}, nil); rpcCode(err) != -32021 {
+		t.Errorf("answering the cancelled permission: %v, want -32021", err)
+	}
+	// The updates came through, before the blocked states they led to.
+	updates := 0
+	c.mu.Lock()
+	for _, n := range c.notes {
+		if n.Method == "session/update" {
+			var u struct {
+				SessionID string          `json:"sessionId"`
+				Update    json.RawMessage `json:"update"`
+			}
+			_ = json.Unmarshal(n.Params, &u)
+			if u.SessionID == s.SessionID && len(u.Update) > 0 {
+				updates++
+			}
+		}
+	}
+	c.mu.Unlock()
+	if updates == 0 {
+		t.Errorf("no session/update reached the editor")
+	}
+	t.Logf("%d updates; states: %s", updates, strings.Join(c.states(s.SessionID), " → "))
+	c.mustCall("session/kill", map[string]any{"sessionId": s.SessionID}, nil)
+	c.waitState(s.SessionID, "exited", &from, 20*time.Second)
+}
+
+func TestClaudeACPThroughAgentd(t *testing.T) {
+	bin := requireAgent(t, "claude-code-acp")
+	d, err := lab.NewDirs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// agentd serves terminal/*, so Claude Code ACP runs its commands
+	// through mcp__acp__Bash.
+	script := acpScript(func(f string) *fakemodel.ToolCall { return lab.ClaudeACPBash("touch "+f, "Create "+f) })
+	l, _, err := lab.ClaudeACP(bin, d, script, lab.ClaudeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Cleanup()
+	acpFlow(t, l.Argv, l.Env, d.Work, "allow", "reject")
+}
+
+func TestGeminiACPThroughAgentd(t *testing.T) {
+	bin := requireAgent(t, "gemini")
+	d, err := lab.NewDirs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := acpScript(func(f string) *fakemodel.ToolCall { return lab.GeminiShell("touch "+f, "Create "+f) })
+	l, _, err := lab.Gemini(bin, d, script, lab.GeminiOptions{Args: []string{"--acp"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Cleanup()
+	acpFlow(t, l.Argv, l.Env, d.Work, "proceed_once", "cancel")
+}
+
+// A permission nobody answers is answered with the agent's reject option
+// when --permission-timeout passes, and the state says so.
+func TestACPPermissionTimeout(t *testing.T) {
+	bin := requireAgent(t, "gemini")
+	d, err := lab.NewDirs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := acpScript(func(f string) *fakemodel.ToolCall { return lab.GeminiShell("touch "+f, "Create "+f) })
+	l, _, err := lab.Gemini(bin, d, script, lab.GeminiOptions{Args: []string{"--acp"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Cleanup()
+	c := startAgentd(t, "--permission-timeout", "1s")
+	var s spawned
+	c.mustCall("session/spawn", map[string]any{"argv": l.Argv, "cwd": d.Work, "env": envMap(l.Env), "protocol": "acp"}, &s)
+	from := 0
+	c.waitState(s.SessionID, "idle", &from, 60*time.Second)
+	c.mustCall("session/prompt", map[string]any{"sessionId": s.SessionID, "text": "please make the first file"}, nil)
+	c.waitPrompt(s.SessionID, &from, 60*time.Second)
+	w := c.waitState(s.SessionID, "working", &from, 10*time.Second)
+	if w.Reason != "acp.permission_timeout" {
+		t.Errorf("after the timeout: %+v, want reason acp.permission_timeout", w)
+	}
+	c.waitState(s.SessionID, "done", &from, 60*time.Second)
+	if _, err := os.Stat(filepath.Join(d.Work, "first.txt")); err == nil {
+		t.Errorf("the unanswered tool ran")
+	}
+}
