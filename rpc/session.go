@@ -80,6 +80,9 @@ func (s *Server) subscribe(_ context.Context, req *jsonrpc2.Request) (any, error
 	if err != nil {
 		return nil, err
 	}
+	if sess.IsACP() {
+		return nil, sessions.ErrNoScreen
+	}
 	if p.Output {
 		// The repaint is queued before any live output can be.
 		s.out.Output(sess.ID, sess.Repaint())
