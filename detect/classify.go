@@ -36,6 +36,10 @@ type Prompt struct {
 	// Settle is how long the prompt must have been on screen before keys
 	// for it are typed.
 	Settle time.Duration `json:"-"`
+	// Positional: the keys move a selection from where the prompt starts
+	// it, and the screen does not show where it is now. Keys a person typed
+	// at the prompt may have moved it.
+	Positional bool `json:"-"`
 }
 
 // Option is one answer a prompt offers.
@@ -368,6 +372,11 @@ func (p *PromptParser) extract(rows []string) *Prompt {
 	if p.question != nil {
 		pr.Question = p.findQuestion(rows, firstOption)
 	}
+	anySelected := false
+	for _, o := range pr.Options {
+		anySelected = anySelected || o.Selected
+	}
+	pr.Positional = tmpl.positional() && !anySelected
 	pr.ID = Fingerprint(pr)
 	return pr
 }

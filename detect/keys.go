@@ -122,6 +122,19 @@ func (c keyContext) field(f string) string {
 	return ""
 }
 
+// positional reports whether the template repeats a key by an option's
+// place, which assumes the selection is where the prompt put it.
+func (t keyTemplate) positional() bool {
+	for _, tok := range t {
+		if tok.repeat != "" {
+			if _, err := strconv.Atoi(tok.repeat); err != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // expand returns the keys for one option, or "" when a placeholder it needs
 // is empty (no key hint on the row): such an option cannot be answered.
 func (t keyTemplate) expand(c keyContext) string {

@@ -34,3 +34,18 @@ func TestKeyTemplates(t *testing.T) {
 		}
 	}
 }
+
+func TestPositionalTemplates(t *testing.T) {
+	for tmpl, want := range map[string]bool{
+		"{id}": false, "{key}": false, "<right*{i}><enter>": true,
+		"<down*{down}><up*{up}><enter>": true, "<right*2><enter>": false,
+	} {
+		k, err := parseKeys(tmpl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k.positional() != want {
+			t.Errorf("%s: positional %v, want %v", tmpl, !want, want)
+		}
+	}
+}

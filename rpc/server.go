@@ -196,7 +196,7 @@ func errorFor(err error) *jsonrpc2.Error {
 		e.SetError(map[string]any{"prompt": stale.Current})
 	case errors.Is(err, sessions.ErrUnknownOption):
 		e.Code = CodeOptionUnknown
-	case errors.Is(err, sessions.ErrNotAnswerable):
+	case errors.Is(err, sessions.ErrNotAnswerable), errors.Is(err, sessions.ErrMovedByHand):
 		e.Code = CodeNotAnswerable
 	case errors.Is(err, sessions.ErrAlreadyAnswer):
 		e.Code = CodeAlreadyAnswered

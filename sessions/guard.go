@@ -14,6 +14,7 @@ var (
 	ErrUnknownOption = errors.New("the prompt has no such option")
 	ErrNotAnswerable = errors.New("the agent's rules name no keys for this answer")
 	ErrAlreadyAnswer = errors.New("this prompt was already answered and is still leaving the screen")
+	ErrMovedByHand   = errors.New("keys were typed at this prompt and its selection does not show on screen: answer it in the terminal")
 )
 
 // BlockedError refuses programmatic input while a prompt waits.
@@ -92,9 +93,15 @@ func (s *Session) Answer(promptID, optionID, text string) (State, error) {
 	}
 	s.mu.Lock()
 	already := s.answered == promptID
+	typed := s.typedAt == promptID
 	s.mu.Unlock()
 	if already {
 		return st, ErrAlreadyAnswer
+	}
+	if typed && st.Prompt.Positional && optionID != "" {
+		// Arrows counted from where the prompt starts its selection would
+		// choose another option if the person moved it.
+		return st, ErrMovedByHand
 	}
 	if st, err := s.awaitSettled(st); err != nil {
 		return st, err

@@ -64,6 +64,7 @@ type Session struct {
 	reportSeq, oscSeq           uint64
 	promptShownSeq, answeredSeq uint64
 	token                       string    // the secret this session's reports carry
+	typedAt                     string    // the prompt a person typed at, by promptId
 	screenState                 string    // the screen's last verdict
 	screenMovedAt               uint64    // the newest report when that verdict came
 	promptID                    string    // the last prompt seen on screen
@@ -523,6 +524,9 @@ func (s *Session) Seen() State {
 
 func (s *Session) markSeen(input bool) {
 	s.mu.Lock()
+	if input && s.state.Name == Blocked && s.state.Prompt != nil {
+		s.typedAt = s.state.Prompt.ID
+	}
 	if s.state.Name == Done {
 		s.seen = true
 	}

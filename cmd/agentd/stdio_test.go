@@ -273,3 +273,52 @@ func TestKilledAgentdLeavesNoAgents(t *testing.T) {
 		}
 	}
 }
+
+// A prompt answered with arrows counted from where it starts its selection
+// (OpenCode's kind: the selection shows only as colour) is not answered
+// once a person has typed at it: the selection may have moved.
+func TestPositionalAnswerRefusedAfterTyping(t *testing.T) {
+	cfg := t.TempDir()
+	rules := filepath.Join(cfg, "agentd", "rules")
+	if err := os.MkdirAll(rules, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	manifest := `name = "toy"
+[[rule]]
+id = "menu"
+state = "blocked"
+match = ['^Proceed\?  Allow  Deny$']
+prompt = "menu"
+[prompt.menu]
+kind = "permission"
+question = '^(Proceed\?)'
+option = '  (?P<label>Allow|Deny)'
+keys = "<right*{i}><enter>"
+`
+	if err := os.WriteFile(filepath.Join(rules, "toy.toml"), []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("XDG_CONFIG_HOME", cfg)
+	c := startAgentd(t)
+	// read -s: what the person types does not show, as in a real menu.
+	script := `for i in 1 2; do printf 'Proceed?  Allow  Deny'; IFS= read -rs a; printf '\ngot:%q\n' "$a"; done; sleep 30`
+	var s spawned
+	c.mustCall("session/spawn", map[string]any{"argv": []string{"bash", "--norc", "-c", script}, "cwd": t.TempDir(), "agent": "toy"}, &s)
+	from := 0
+	b := c.waitPrompt(s.SessionID, &from, 10*time.Second)
+	// The person presses a key at the prompt.
+	c.mustCall("session/input", map[string]any{"sessionId": s.SessionID, "data": "\x1b[C"}, nil)
+	time.Sleep(300 * time.Millisecond)
+	err := c.call("runtime_answer", map[string]any{"sessionId": s.SessionID, "promptId": b.Prompt.PromptID, "optionId": "1"}, nil)
+	if rpcCode(err) != -32024 || !strings.Contains(err.Error(), "typed at this prompt") {
+		t.Fatalf("answer after typing: %v, want -32024", err)
+	}
+	c.mustCall("session/input", map[string]any{"sessionId": s.SessionID, "data": "\r"}, nil)
+	// The next prompt is untouched: answering it works.
+	b2 := c.waitPrompt(s.SessionID, &from, 10*time.Second)
+	c.mustCall("runtime_answer", map[string]any{"sessionId": s.SessionID, "promptId": b2.Prompt.PromptID, "optionId": "2"}, nil)
+	time.Sleep(300 * time.Millisecond)
+	if screen := c.screen(s.SessionID); strings.Count(screen, `got:$'\E[C'`) != 2 {
+		t.Fatalf("want the person's arrow, then the answer's, on screen:\n%s", screen)
+	}
+}
