@@ -18,20 +18,8 @@ import (
 // against the repository's fake model server on 127.0.0.1. Install them
 // with `make agents` (go run ./fixtures/lab/install).
 
-// requireAgent finds an installed agent CLI. Without it the test is
-// skipped and says so; AGENTD_REQUIRE_AGENTS=1 (as `make test` sets)
-// turns a missing agent into a failure.
-func requireAgent(t *testing.T, name string) string {
-	t.Helper()
-	bin := lab.Bin(name)
-	if _, err := os.Stat(bin); err != nil {
-		if os.Getenv("AGENTD_REQUIRE_AGENTS") != "" {
-			t.Fatalf("%s is not installed at %s (make agents installs it)", name, bin)
-		}
-		t.Skipf("%s is not installed at %s; run make agents", name, bin)
-	}
-	return bin
-}
+// requireAgent finds an installed agent CLI (see lab.Require).
+func requireAgent(t *testing.T, name string) string { t.Helper(); return lab.Require(t, name) }
 
 // realAgent is one real agent under test.
 type realAgent struct {

@@ -11,20 +11,8 @@ import (
 	"github.com/agentd/agentd/fixtures/lab"
 )
 
-// requireAgent finds an installed agent CLI. Without it the test is skipped
-// and says so; `make test` installs the agents first and sets
-// AGENTD_REQUIRE_AGENTS=1, which turns a missing agent into a failure.
-func requireAgent(t *testing.T, name string) string {
-	t.Helper()
-	bin := lab.Bin(name)
-	if _, err := os.Stat(bin); err != nil {
-		if os.Getenv("AGENTD_REQUIRE_AGENTS") != "" {
-			t.Fatalf("%s is not installed at %s (make agents installs it)", name, bin)
-		}
-		t.Skipf("%s is not installed at %s; run make agents", name, bin)
-	}
-	return bin
-}
+// requireAgent finds an installed agent CLI (see lab.Require).
+func requireAgent(t *testing.T, name string) string { t.Helper(); return lab.Require(t, name) }
 
 // envMap turns a launch environment into session/spawn's env: the lab's
 // variables set, and the ones agentd's own environment should not pass on
