@@ -51,7 +51,7 @@ func (s *Session) startACP(argv, env []string) error {
 	c, err := acp.Start(context.Background(), acp.Options{
 		Argv: argv, Env: env, Cwd: s.Cwd, Log: s.mgr.opts.Log.With("session", s.ID),
 		PermissionTimeout: s.mgr.opts.PermissionTimeout,
-		Terminals:         &acp.ExecTerminals{Env: env},
+		Terminals:         newPTYTerminals(s.mgr, s),
 		Handler: acp.HandlerFuncs{
 			OnUpdate:     func(u acp.Update) { s.mgr.events.Update(s.ID, u.Raw) },
 			OnPermission: func(acp.Permission) { s.update() },

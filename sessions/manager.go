@@ -117,6 +117,9 @@ type SpawnSpec struct {
 	Hooks *bool
 	// ACP runs the agent over the Agent Client Protocol instead of a PTY.
 	ACP bool
+	// capture, when > 0, keeps that much of the output as text (terminals
+	// an ACP agent runs read it).
+	capture int
 }
 
 // ErrShuttingDown refuses new sessions once shutdown started.
@@ -178,6 +181,9 @@ func (m *Manager) Spawn(spec SpawnSpec) (*Session, error) {
 		if !spec.ACP && (spec.Hooks == nil || *spec.Hooks) {
 			argv = append(argv, hookArgs(manifest.Name, m.opts.Self)...)
 		}
+	}
+	if spec.capture > 0 {
+		s.capture = &outputCapture{limit: spec.capture}
 	}
 	start := func() error { return s.start(argv, env, spec.Cols, spec.Rows) }
 	if spec.ACP {

@@ -63,8 +63,9 @@ type Session struct {
 	report                      *report
 	reportSeq, oscSeq           uint64
 	promptShownSeq, answeredSeq uint64
-	token                       string    // the secret this session's reports carry
-	typedAt                     string    // the prompt a person typed at, by promptId
+	token                       string // the secret this session's reports carry
+	typedAt                     string // the prompt a person typed at, by promptId
+	capture                     *outputCapture
 	screenState                 string    // the screen's last verdict
 	screenMovedAt               uint64    // the newest report when that verdict came
 	promptID                    string    // the last prompt seen on screen
@@ -172,6 +173,11 @@ func (s *Session) readLoop() {
 		if n > 0 {
 			s.term.Write(buf[:n])
 			s.emitOutput(buf[:n])
+			if s.capture != nil {
+				s.mu.Lock()
+				s.capture.add(buf[:n])
+				s.mu.Unlock()
+			}
 			s.poke()
 		}
 		if err != nil {

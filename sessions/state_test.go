@@ -57,3 +57,10 @@ func TestBlockedReportPromptIsStable(t *testing.T) {
 		t.Fatalf("prompts %+v %+v", a.Prompt, b.Prompt)
 	}
 }
+
+func TestPlainText(t *testing.T) {
+	got := plainText([]byte("\x1b[1mbold\x1b[0m line\r\n\x1b]0;title\aok\x1b]8;;x\x1b\\link\r\n"))
+	if got != "bold line\noklink\n" {
+		t.Fatalf("plainText = %q", got)
+	}
+}

@@ -31,7 +31,7 @@ func acpScript(tool func(file string) *fakemodel.ToolCall) *fakemodel.Script {
 // options; runtime_answer allows and the tool runs; a second turn is
 // rejected; a third is cancelled while its permission is pending. Updates
 // reach the editor as session/update before the blocked state.
-func acpFlow(t *testing.T, argv, env []string, work string, allow, reject string) {
+func acpFlow(t *testing.T, argv, env []string, work string, allow, reject string, terminals bool) {
 	c := startAgentd(t)
 	var s spawned
 	c.mustCall("session/spawn", map[string]any{"argv": argv, "cwd": work, "env": envMap(env, lab.ClaudeUnset...), "protocol": "acp"}, &s)
@@ -73,6 +73,29 @@ func acpFlow(t *testing.T, argv, env []string, work string, allow, reject string
 	}
 	if _, err := os.Stat(filepath.Join(work, "first.txt")); err != nil {
 		t.Errorf("the allowed tool did not run: %v", err)
+	}
+	if terminals {
+		// The agent ran its command through terminal/*: agentd hosted it as
+		// a session of its own that the editor can see.
+		var list struct {
+			Sessions []struct {
+				Name  string `json:"name"`
+				State string `json:"state"`
+				Exit  *struct {
+					ExitCode int `json:"exitCode"`
+				} `json:"exit"`
+			} `json:"sessions"`
+		}
+		c.mustCall("session/list", nil, &list)
+		found := false
+		for _, ls := range list.Sessions {
+			if strings.HasPrefix(ls.Name, "terminal: touch first.txt") && ls.State == "exited" && ls.Exit != nil && ls.Exit.ExitCode == 0 {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no exited terminal session for the command in %+v", list.Sessions)
+		}
 	}
 	c.mustCall("session/seen", map[string]any{"sessionId": s.SessionID}, nil)
 	c.waitState(s.SessionID, "idle", &from, 10*time.Second)
@@ -131,7 +154,7 @@ func TestClaudeACPThroughAgentd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Cleanup()
-	acpFlow(t, l.Argv, l.Env, d.Work, "allow", "reject")
+	acpFlow(t, l.Argv, l.Env, d.Work, "allow", "reject", true)
 }
 
 func TestGeminiACPThroughAgentd(t *testing.T) {
@@ -146,7 +169,7 @@ func TestGeminiACPThroughAgentd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Cleanup()
-	acpFlow(t, l.Argv, l.Env, d.Work, "proceed_once", "cancel")
+	acpFlow(t, l.Argv, l.Env, d.Work, "proceed_once", "cancel", false)
 }
 
 // A permission nobody answers is answered with the agent's reject option

@@ -1,0 +1,213 @@
+package sessions
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"syscall"
+	"unicode/utf8"
+
+	"github.com/agentd/agentd/acp"
+)
+
+// ptyTerminals runs an ACP agent's terminal/* commands as agentd PTY
+// sessions of their own, so the editor lists them and can watch them like
+// any session, and they end with agentd like any session.
+type ptyTerminals struct {
+	m      *Manager
+	parent *Session
+
+	mu    sync.Mutex
+	terms map[string]*Session
+}
+
+func newPTYTerminals(m *Manager, parent *Session) *ptyTerminals {
+	return &ptyTerminals{m: m, parent: parent, terms: map[string]*Session{}}
+}
+
+// defaultTerminalOutput bounds a terminal's kept output when the agent
+// names no limit.
+const defaultTerminalOutput = 1 << 20
+
+func (p *ptyTerminals) Create(_ context.Context, req acp.TerminalRequest) (string, error) {
+	argv := append([]string{req.Command}, req.Args...)
+	if len(req.Args) == 0 {
+		// A whole command line in Command (Claude Code ACP sends those).
+		argv = []string{"/bin/sh", "-c", req.Command}
+	}
+	env := map[string]*string{}
+	for _, list := range [][]string{p.parent.env, req.Env} {
+		for _, kv := range list {
+			k, v, _ := strings.Cut(kv, "=")
+			env[k] = &v
+		}
+	}
+	limit := req.OutputByteLimit
+	if limit <= 0 {
+		limit = defaultTerminalOutput
+	}
+	name := "terminal: " + req.Command
+	if len(name) > 60 {
+		name = name[:60] + "…"
+	}
+	s, err := p.m.Spawn(SpawnSpec{Argv: argv, Cwd: req.Cwd, Env: env, Name: name, Agent: "shell", capture: limit})
+	if err != nil {
+		return "", err
+	}
+	p.mu.Lock()
+	p.terms[s.ID] = s
+	p.mu.Unlock()
+	return s.ID, nil
+}
+
+func (p *ptyTerminals) get(id string) (*Session, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s, ok := p.terms[id]
+	if !ok {
+		return nil, acp.ErrUnknownTerminal
+	}
+	return s, nil
+}
+
+func (p *ptyTerminals) Output(id string) (acp.TerminalOutput, error) {
+	s, err := p.get(id)
+	if err != nil {
+		return acp.TerminalOutput{}, err
+	}
+	text, truncated := s.captured()
+	out := acp.TerminalOutput{Output: text, Truncated: truncated}
+	if e := s.exitStatus(); e != nil {
+		out.Exit = toTerminalExit(*e)
+	}
+	return out, nil
+}
+
+func (p *ptyTerminals) WaitForExit(ctx context.Context, id string) (acp.TerminalExit, error) {
+	s, err := p.get(id)
+	if err != nil {
+		return acp.TerminalExit{}, err
+	}
+	select {
+	case <-s.Exited():
+		return *toTerminalExit(*s.exitStatus()), nil
+	case <-ctx.Done():
+		return acp.TerminalExit{}, ctx.Err()
+	}
+}
+
+func (p *ptyTerminals) Kill(id string) error {
+	s, err := p.get(id)
+	if err != nil {
+		return err
+	}
+	if err := s.Signal(syscall.SIGKILL); err != nil && err != ErrExited {
+		return err
+	}
+	return nil
+}
+
+// Release ends the command if it still runs; the session stays listed as
+// exited so the editor still shows what ran.
+func (p *ptyTerminals) Release(id string) error {
+	if err := p.Kill(id); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	delete(p.terms, id)
+	p.mu.Unlock()
+	return nil
+}
+
+func toTerminalExit(e ExitStatus) *acp.TerminalExit {
+	if e.Signal != "" {
+		return &acp.TerminalExit{Signal: e.Signal}
+	}
+	code := e.Code
+	return &acp.TerminalExit{ExitCode: &code}
+}
+
+func (s *Session) exitStatus() *ExitStatus {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.exited == nil {
+		return nil
+	}
+	e := *s.exited
+	return &e
+}
+
+// outputCapture keeps the newest output of a session as text, for an ACP
+// agent that reads its terminal's output.
+type outputCapture struct {
+	limit     int
+	buf       []byte
+	truncated bool
+}
+
+func (c *outputCapture) add(b []byte) {
+	c.buf = append(c.buf, b...)
+	if over := len(c.buf) - 4*c.limit; over > 0 {
+		// Raw output carries escapes; keep room, trim in captured().
+		c.buf = c.buf[over:]
+		c.truncated = true
+	}
+}
+
+// captured returns the kept output as plain text: escape sequences taken
+// out, CR LF as LF, at most the limit's newest bytes, cut at a character.
+func (s *Session) captured() (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.capture == nil {
+		return "", false
+	}
+	text := plainText(s.capture.buf)
+	truncated := s.capture.truncated
+	if len(text) > s.capture.limit {
+		cut := len(text) - s.capture.limit
+		for cut < len(text) && !utf8.RuneStart(text[cut]) {
+			cut++
+		}
+		text, truncated = text[cut:], true
+	}
+	return text, truncated
+}
+
+// plainText drops CSI, OSC and other escape sequences and carriage returns
+// before line feeds.
+func plainText(b []byte) string {
+	var out strings.Builder
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if c == 0x1b && i+1 < len(b) {
+			switch b[i+1] {
+			case '[':
+				j := i + 2
+				for j < len(b) && (b[j] < 0x40 || b[j] > 0x7e) {
+					j++
+				}
+				i = j
+				continue
+			case ']', 'P', '_', '^':
+				j := i + 2
+				for j < len(b) && b[j] != 0x07 && !(b[j] == 0x1b && j+1 < len(b) && b[j+1] == '\\') {
+					j++
+				}
+				if j < len(b) && b[j] == 0x1b {
+					j++
+				}
+				i = j
+				continue
+			default:
+				i++
+				continue
+			}
+		}
+		if c == '\r' && i+1 < len(b) && b[i+1] == '\n' {
+			continue
+		}
+		out.WriteByte(c)
+	}
+	return out.String()
+}
