@@ -2,7 +2,7 @@
 GO ?= go
 AGENTS_CACHE ?= $(HOME)/.cache/agentd-agents
 
-.PHONY: all build demo test unit agents conformance record bench fuzz nvim deps clean
+.PHONY: all build demo test unit agents conformance record bench fuzz nvim vscode deps clean
 FUZZTIME ?= 15s
 
 all: build
@@ -16,7 +16,7 @@ demo:
 
 # Everything CI runs. Installs what it needs (Go modules, the pinned agent
 # CLIs from npm) on first use.
-test: deps agents unit fuzz nvim conformance
+test: deps agents unit fuzz nvim vscode conformance
 
 deps:
 	$(GO) mod download
@@ -57,6 +57,11 @@ fuzz:
 # real agentd (installs Neovim privately; see editors/nvim/README.md).
 nvim:
 	bash editors/nvim/ci.sh
+
+# The VS Code extension: unit tests, then a real VS Code (code-server) with
+# the extension installed from its .vsix (see editors/vscode/README.md).
+vscode:
+	bash editors/vscode/ci.sh
 
 bench:
 	$(GO) test -run XXX -bench . -benchmem ./detect/ ./sessions/...

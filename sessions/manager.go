@@ -173,6 +173,9 @@ func (m *Manager) Spawn(spec SpawnSpec) (*Session, error) {
 		mgr: m, manifest: manifest, base: manifest, isShell: manifest.Name == "shell", attention: map[string]time.Time{},
 		state: State{Agent: manifest.Name, Name: Working, Source: SourceProcess, Reason: "process.starting", Since: time.Now()},
 	}
+	// The spawn result tells the editor this first state: the first
+	// notification's previous is it.
+	s.lastPublished = s.state
 	argv := append([]string{path}, spec.Argv[1:]...)
 	env := buildEnv(spec.Env)
 	if sock := m.ReportSocket(); sock != "" {

@@ -322,3 +322,15 @@ keys = "<right*{i}><enter>"
 		t.Fatalf("want the person's arrow, then the answer's, on screen:\n%s", screen)
 	}
 }
+
+// The first state notification names the spawn result's state as previous.
+func TestFirstNotificationPrevious(t *testing.T) {
+	c := startAgentd(t)
+	var s spawned
+	c.mustCall("session/spawn", map[string]any{"argv": []string{"sleep", "5"}, "cwd": t.TempDir()}, &s)
+	from := 0
+	n := c.waitState(s.SessionID, "idle", &from, 10*time.Second)
+	if s.State != "working" || n.Previous != "working" {
+		t.Fatalf("spawned %q, first notification previous %q; want working for both", s.State, n.Previous)
+	}
+}

@@ -1,0 +1,52 @@
+// Reads the `agentd.*` settings (package.json "contributes.configuration").
+import * as vscode from 'vscode';
+
+import { AgentCommands, CustomAgent } from './agents';
+
+export interface Config {
+  /** agentd's path; "agentd" (looked up on PATH) when the setting is empty. */
+  path: string;
+  /** Passed as `--cooldown`, e.g. "30s". */
+  cooldown: string;
+  trace: 'off' | 'messages' | 'verbose';
+  agents: AgentCommands;
+  notify: { blocked: boolean; done: boolean; error: boolean };
+  openTerminalOnStart: boolean;
+  submitOnSend: boolean;
+}
+
+const COOLDOWN = /^\d+(\.\d+)?(ms|s|m|h)$/;
+
+export function readConfig(): Config {
+  const c = vscode.workspace.getConfiguration('agentd');
+  const strings = (key: string, dflt: string[]): string[] => {
+    const v = c.get<unknown>(key);
+    return Array.isArray(v) && v.every((x) => typeof x === 'string') ? (v as string[]) : dflt;
+  };
+  const cooldown = (c.get<string>('cooldown') ?? '').trim();
+  return {
+    path: (c.get<string>('path') ?? '').trim() || 'agentd',
+    cooldown: COOLDOWN.test(cooldown) ? cooldown : '30s',
+    trace: c.get<'off' | 'messages' | 'verbose'>('trace.server') ?? 'off',
+    agents: {
+      claudeCode: strings('agents.claudeCode', ['claude']),
+      codex: strings('agents.codex', ['codex']),
+      gemini: strings('agents.gemini', ['gemini']),
+      opencode: strings('agents.opencode', ['opencode']),
+      shell: strings('agents.shell', []),
+      custom: c.get<CustomAgent[]>('agents.custom') ?? [],
+    },
+    notify: {
+      blocked: c.get<boolean>('notifications.blocked') ?? true,
+      done: c.get<boolean>('notifications.done') ?? true,
+      error: c.get<boolean>('notifications.error') ?? true,
+    },
+    openTerminalOnStart: c.get<boolean>('terminal.openOnStart') ?? true,
+    submitOnSend: c.get<boolean>('send.submit') ?? true,
+  };
+}
+
+/** Settings that only take effect when agentd is started again. */
+export function needsRestart(e: vscode.ConfigurationChangeEvent): boolean {
+  return ['agentd.path', 'agentd.cooldown', 'agentd.trace.server'].some((k) => e.affectsConfiguration(k));
+}

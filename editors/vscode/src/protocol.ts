@@ -1,0 +1,246 @@
+// The agentd editor protocol, version 1: plain types mirroring rpc/protocol.go.
+// docs/protocol.md is the normative reference. Nothing here imports `vscode`.
+
+export const PROTOCOL_VERSION = 1;
+
+export type StateName = 'working' | 'blocked' | 'idle' | 'done' | 'error' | 'exited';
+export type Outcome = 'completed' | 'failed' | 'interrupted' | 'unknown';
+export type StateSource = 'screen' | 'osc' | 'hook' | 'acp' | 'log' | 'process';
+export type PromptKind = 'permission' | 'question' | 'trust' | 'auth' | 'confirm';
+
+/** Every state, in the order a person cares about them (most urgent first). */
+export const STATES: readonly StateName[] = ['blocked', 'error', 'done', 'working', 'idle', 'exited'];
+
+/** Error codes agentd answers with (docs/protocol.md, "Error codes"). */
+export const ErrorCodes = {
+  ParseError: -32700,
+  InvalidRequest: -32600,
+  MethodNotFound: -32601,
+  InvalidParams: -32602,
+  InternalError: -32603,
+  ShuttingDown: -32000,
+  SessionNotFound: -32010,
+  SessionExited: -32011,
+  SpawnFailed: -32012,
+  SessionBlocked: -32020,
+  PromptStale: -32021,
+  OptionUnknown: -32022,
+  NotAnswerable: -32024,
+  AlreadyAnswered: -32025,
+  TurnRunning: -32026,
+  NotSupported: -32030,
+} as const;
+
+export interface ClientInfo {
+  name: string;
+  version?: string;
+}
+
+export interface InitializeParams {
+  clientInfo?: ClientInfo;
+  capabilities?: Record<string, unknown>;
+}
+
+export interface AgentInfo {
+  name: string;
+  display: string;
+  process?: string[];
+}
+
+export interface InitializeResult {
+  serverInfo: ClientInfo;
+  protocolVersion: number;
+  agents: AgentInfo[];
+}
+
+export interface PromptOption {
+  id: string;
+  label: string;
+  description?: string;
+  kind?: 'allow' | 'reject' | string;
+  selected?: boolean;
+}
+
+export interface Prompt {
+  promptId: string;
+  kind: PromptKind | string;
+  question: string;
+  options: PromptOption[];
+  freeform: boolean;
+}
+
+export interface Exit {
+  exitCode: number;
+  signal?: string;
+}
+
+export interface SpawnParams {
+  argv: string[];
+  cwd: string;
+  /** Added to agentd's environment; a null value removes a variable. */
+  env?: Record<string, string | null>;
+  cols?: number;
+  rows?: number;
+  agent?: string;
+  protocol?: 'pty' | 'acp';
+  hooks?: boolean;
+  name?: string;
+}
+
+export interface Session {
+  sessionId: string;
+  name: string;
+  agent: string;
+  argv: string[];
+  cwd: string;
+  pid: number;
+  cols: number;
+  rows: number;
+  state: StateName;
+  outcome?: Outcome;
+  stateSource: StateSource | string;
+  reason: string;
+  since: string;
+  prompt?: Prompt | null;
+  exit?: Exit | null;
+}
+
+export interface ListResult {
+  sessions: Session[];
+}
+
+export interface Cursor {
+  row: number;
+  col: number;
+  visible: boolean;
+}
+
+export interface ReadResult {
+  rows: string[];
+  cursor: Cursor;
+  title: string;
+  revision: number;
+}
+
+export interface SessionRef {
+  sessionId: string;
+}
+
+export interface ResizeParams {
+  sessionId: string;
+  cols: number;
+  rows: number;
+}
+
+export interface InputParams {
+  sessionId: string;
+  data: string;
+}
+
+export interface SubscribeParams {
+  sessionId: string;
+  output: boolean;
+}
+
+export interface KillParams {
+  sessionId: string;
+  signal?: string;
+}
+
+/** `session/prompt`: a prompt turn for an ACP session. */
+export interface PromptParams {
+  sessionId: string;
+  text: string;
+}
+
+export interface SendParams {
+  sessionId: string;
+  text: string;
+  submit?: boolean;
+}
+
+export interface AnswerParams {
+  sessionId: string;
+  promptId: string;
+  optionId?: string;
+  text?: string;
+}
+
+export interface AnswerResult {
+  state: StateName;
+  stateSource: StateSource | string;
+  reason: string;
+  prompt?: Prompt | null;
+}
+
+export interface ClassifyResult {
+  agent: string;
+  state: StateName;
+  outcome?: Outcome;
+  reason: string;
+  evidence: { region: string; text: string };
+  prompt?: Prompt | null;
+}
+
+/** `session/state`: sent when (state, promptId, outcome) changes. */
+export interface StateNotification {
+  sessionId: string;
+  agent: string;
+  state: StateName;
+  previous: StateName | '';
+  outcome?: Outcome;
+  stateSource: StateSource | string;
+  reason: string;
+  since: string;
+  /** True at most once per session and state within the cooldown: pop a notice only then. */
+  attention: boolean;
+  prompt?: Prompt | null;
+}
+
+/** `session/output`: `dropped` bytes were missed, and `data` is then a repaint. */
+export interface OutputNotification {
+  sessionId: string;
+  data: string;
+  dropped?: number;
+}
+
+/** `session/update`: an ACP agent's update, as it sent it. */
+export interface UpdateNotification {
+  sessionId: string;
+  update?: unknown;
+  dropped?: number;
+}
+
+export interface ExitedNotification {
+  sessionId: string;
+  exitCode: number;
+  signal?: string;
+}
+
+/** `data` of the -32020 (blocked) and -32021 (stale) errors. */
+export interface PromptErrorData {
+  prompt: Prompt | null;
+}
+
+export const Methods = {
+  initialize: 'initialize',
+  shutdown: 'shutdown',
+  exit: 'exit',
+  spawn: 'session/spawn',
+  list: 'session/list',
+  read: 'session/read',
+  resize: 'session/resize',
+  input: 'session/input',
+  subscribe: 'session/subscribe',
+  seen: 'session/seen',
+  kill: 'session/kill',
+  classify: 'session/classify',
+  prompt: 'session/prompt',
+  cancel: 'session/cancel',
+  send: 'runtime_send',
+  answer: 'runtime_answer',
+  stateNotification: 'session/state',
+  outputNotification: 'session/output',
+  updateNotification: 'session/update',
+  exitedNotification: 'session/exited',
+} as const;

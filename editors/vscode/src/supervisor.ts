@@ -1,0 +1,231 @@
+// Keeps one agentd running: starts it, and when it dies on its own restarts it
+// with back-off (1 s, 2 s, 4 s … 30 s), giving up after a run of failures.
+// Everyone else talks to the Supervisor, which forwards to the live client.
+// Nothing here imports `vscode`.
+import { Emitter } from 'vscode-jsonrpc/node';
+
+import {
+  Agentd,
+  AgentdClient,
+  AgentdError,
+  ClientOptions,
+  describeExit,
+  ExitInfo,
+  NOT_RUNNING,
+  StartError,
+} from './client';
+import {
+  AnswerParams,
+  AnswerResult,
+  ClassifyResult,
+  ExitedNotification,
+  InputParams,
+  KillParams,
+  OutputNotification,
+  ReadResult,
+  ResizeParams,
+  SendParams,
+  Session,
+  SpawnParams,
+  StateNotification,
+} from './protocol';
+
+export type Status =
+  | { kind: 'stopped' }
+  | { kind: 'starting' }
+  | { kind: 'running'; pid: number; version: string; restarts: number }
+  | { kind: 'restarting'; delayMs: number; attempt: number; reason: string }
+  | { kind: 'failed'; message: string; notFound: boolean };
+
+export interface SupervisorOptions {
+  /** First restart delay; doubled after each failure in a row. */
+  baseDelayMs?: number;
+  maxDelayMs?: number;
+  /** Restarts in a row (without a stable run between) before giving up. */
+  maxAttempts?: number;
+  /** A run at least this long resets the back-off. */
+  stableMs?: number;
+  log?: (line: string) => void;
+}
+
+export class Supervisor implements Agentd {
+  private readonly statusEmitter = new Emitter<Status>();
+  private readonly startEmitter = new Emitter<AgentdClient>();
+  private readonly stateEmitter = new Emitter<StateNotification>();
+  private readonly outputEmitter = new Emitter<OutputNotification>();
+  private readonly exitedEmitter = new Emitter<ExitedNotification>();
+  /** Every change of status: starting, running, restarting (with the delay), failed, stopped. */
+  readonly onDidChangeStatus = this.statusEmitter.event;
+  /** A new agentd answered initialize; sessions of an earlier one are gone. */
+  readonly onDidStart = this.startEmitter.event;
+  readonly onState = this.stateEmitter.event;
+  readonly onOutput = this.outputEmitter.event;
+  readonly onExited = this.exitedEmitter.event;
+
+  private current: AgentdClient | undefined;
+  private currentStartedAt = 0;
+  private failures = 0;
+  private restarts = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private wanted = false;
+  private generation = 0;
+  private _status: Status = { kind: 'stopped' };
+  private readonly opts: Required<Omit<SupervisorOptions, 'log'>> & { log: (line: string) => void };
+
+  constructor(
+    private readonly clientOptions: () => ClientOptions,
+    opts: SupervisorOptions = {},
+  ) {
+    this.opts = {
+      baseDelayMs: opts.baseDelayMs ?? 1000,
+      maxDelayMs: opts.maxDelayMs ?? 30_000,
+      maxAttempts: opts.maxAttempts ?? 6,
+      stableMs: opts.stableMs ?? 60_000,
+      log: opts.log ?? (() => undefined),
+    };
+  }
+
+  get status(): Status {
+    return this._status;
+  }
+
+  get client(): AgentdClient | undefined {
+    return this.current?.running ? this.current : undefined;
+  }
+
+  private setStatus(s: Status): void {
+    this._status = s;
+    this.statusEmitter.fire(s);
+  }
+
+  /** Starts agentd; resolves once the first attempt has succeeded or failed. */
+  async start(): Promise<void> {
+    this.wanted = true;
+    this.failures = 0;
+    await this.launch(++this.generation);
+  }
+
+  /** Stops agentd (ending its sessions) and starts a new one with the back-off reset. */
+  async restart(): Promise<void> {
+    await this.stop();
+    this.restarts++;
+    await this.start();
+  }
+
+  /** Stops agentd and keeps it stopped. */
+  async stop(): Promise<void> {
+    this.wanted = false;
+    this.generation++;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    const c = this.current;
+    this.current = undefined;
+    if (c) await c.stop();
+    this.setStatus({ kind: 'stopped' });
+  }
+
+  private async launch(gen: number): Promise<void> {
+    this.setStatus({ kind: 'starting' });
+    let client: AgentdClient;
+    try {
+      client = await AgentdClient.start(this.clientOptions());
+    } catch (e) {
+      if (gen !== this.generation) return;
+      if (e instanceof StartError) {
+        this.opts.log(`[client] ${e.message}`);
+        this.setStatus({ kind: 'failed', message: e.message, notFound: e.notFound });
+        return;
+      }
+      this.failed(gen, (e as Error).message);
+      return;
+    }
+    if (gen !== this.generation) {
+      void client.stop();
+      return;
+    }
+    this.current = client;
+    this.currentStartedAt = Date.now();
+    client.onState((n) => this.stateEmitter.fire(n));
+    client.onOutput((n) => this.outputEmitter.fire(n));
+    client.onExited((n) => this.exitedEmitter.fire(n));
+    client.onClose((x) => this.closed(gen, client, x));
+    this.opts.log(`[client] agentd ${client.info.serverInfo.version ?? ''} started (pid ${client.pid}, protocol ${client.info.protocolVersion})`);
+    this.setStatus({ kind: 'running', pid: client.pid ?? 0, version: client.info.serverInfo.version ?? '', restarts: this.restarts });
+    this.startEmitter.fire(client);
+  }
+
+  private closed(gen: number, client: AgentdClient, x: ExitInfo): void {
+    if (x.expected || gen !== this.generation || client !== this.current) return;
+    this.current = undefined;
+    if (Date.now() - this.currentStartedAt >= this.opts.stableMs) this.failures = 0;
+    this.failed(gen, `agentd stopped unexpectedly (${describeExit(x)})`);
+  }
+
+  private failed(gen: number, reason: string): void {
+    if (!this.wanted) return;
+    this.failures++;
+    if (this.failures > this.opts.maxAttempts) {
+      const message = `${reason}; it failed ${this.failures} times in a row, so it is not restarted again. See the agentd output, then run "agentd: Restart agentd".`;
+      this.opts.log(`[client] ${message}`);
+      this.setStatus({ kind: 'failed', message, notFound: false });
+      return;
+    }
+    const delayMs = Math.min(this.opts.baseDelayMs * 2 ** (this.failures - 1), this.opts.maxDelayMs);
+    this.opts.log(`[client] ${reason}; restarting in ${delayMs} ms (attempt ${this.failures})`);
+    this.setStatus({ kind: 'restarting', delayMs, attempt: this.failures, reason });
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      if (gen !== this.generation) return;
+      this.restarts++;
+      void this.launch(gen);
+    }, delayMs);
+  }
+
+  private live(method: string): AgentdClient {
+    const c = this.client;
+    if (!c) {
+      const why =
+        this._status.kind === 'restarting'
+          ? `it is restarting (in ${Math.round(this._status.delayMs / 1000)} s)`
+          : this._status.kind === 'failed'
+            ? this._status.message
+            : `it is ${this._status.kind}`;
+      throw new AgentdError(method, NOT_RUNNING, `agentd is not running: ${why}`);
+    }
+    return c;
+  }
+
+  async spawn(p: SpawnParams): Promise<Session> {
+    return this.live('session/spawn').spawn(p);
+  }
+  async list(): Promise<Session[]> {
+    return this.live('session/list').list();
+  }
+  async read(sessionId: string): Promise<ReadResult> {
+    return this.live('session/read').read(sessionId);
+  }
+  async resize(p: ResizeParams): Promise<void> {
+    return this.live('session/resize').resize(p);
+  }
+  async input(p: InputParams): Promise<void> {
+    return this.live('session/input').input(p);
+  }
+  async watchOutput(sessionId: string, listener: (n: OutputNotification) => void): Promise<{ dispose(): void }> {
+    return this.live('session/subscribe').watchOutput(sessionId, listener);
+  }
+  async seen(sessionId: string): Promise<void> {
+    return this.live('session/seen').seen(sessionId);
+  }
+  async kill(p: KillParams): Promise<void> {
+    return this.live('session/kill').kill(p);
+  }
+  async classify(sessionId: string): Promise<ClassifyResult> {
+    return this.live('session/classify').classify(sessionId);
+  }
+  async send(p: SendParams): Promise<void> {
+    return this.live('runtime_send').send(p);
+  }
+  async answer(p: AnswerParams): Promise<AnswerResult> {
+    return this.live('runtime_answer').answer(p);
+  }
+}

@@ -1,0 +1,212 @@
+// End to end in a real VS Code (code-server) with the extension installed
+// from its .vsix: a session hosting agentd's demo agent goes blocked, the
+// badge and a notification show it, the answer is picked in the QuickPick,
+// the agent continues, the badge updates. Screenshots go to $ARTIFACTS.
+//
+// Needs AGENTD_BIN, VSIX, CODE_SERVER (its out/node/entry.js), CODE_SERVER_NODE
+// (Node 24), ARTIFACTS, and CHROMIUM (default /usr/bin/chromium).
+import { after, before, test as nodeTest } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+
+import { need, startWorkbench, waitFor } from './workbench.mjs';
+
+const AGENTD = need('AGENTD_BIN');
+let wbx;
+let wb;
+let page;
+
+// The steps build on each other: once one fails, the rest fail at once
+// (counted, not skipped) instead of each waiting out its timeouts.
+let failed;
+const test = (name, fn) =>
+  nodeTest(name, async () => {
+    if (failed) throw new Error(`not run: "${failed}" failed`);
+    try {
+      await fn();
+    } catch (e) {
+      failed = name;
+      await wb?.shot(`failed-${name.slice(0, 40).replace(/\W+/g, '-')}`).catch(() => undefined);
+      throw e;
+    }
+  });
+
+const badgeSays = (re, timeoutMs = 20_000) => waitFor(`the badge to say ${re}`, async () => re.test(await wb.badgeText()), timeoutMs, 50);
+const rowWith = (...words) => waitFor(`a Sessions row with ${words.join(', ')}`, async () => (await wb.treeRows()).find((r) => words.every((w) => r.includes(w))), 20_000);
+
+async function sendTask() {
+  const editor = await wb.openFile('task.md');
+  await editor.click();
+  await page.keyboard.press('Control+A');
+  await wb.runCommand('agentd: Send Selection to Agent');
+}
+
+before(async () => {
+  wbx = await startWorkbench({
+    vsix: need('VSIX'),
+    node24: need('CODE_SERVER_NODE'),
+    entry: need('CODE_SERVER'),
+    chromiumPath: need('CHROMIUM', '/usr/bin/chromium'),
+    artifacts: need('ARTIFACTS'),
+    files: { 'task.md': 'Add a NOTES.md file' },
+    // agentd.path is machine-scoped: a remote VS Code such as code-server reads it from the Machine settings.
+    machineSettings: { 'agentd.path': AGENTD },
+    userSettings: {
+      'agentd.cooldown': '1s',
+      'agentd.trace.server': 'messages',
+      'agentd.agents.custom': [{ name: 'Demo agent', command: [AGENTD, 'demo-agent'] }],
+      'workbench.startupEditor': 'none',
+      'workbench.tips.enabled': false,
+      'workbench.secondarySideBar.defaultVisibility': 'hidden',
+      'chat.disableAIFeatures': true,
+      'telemetry.telemetryLevel': 'off',
+      'extensions.autoCheckUpdates': false,
+      'extensions.autoUpdate': false,
+      'extensions.ignoreRecommendations': true,
+      'update.mode': 'none',
+      'remote.autoForwardPorts': false,
+      'terminal.integrated.gpuAcceleration': 'off',
+      'window.restoreWindows': 'none',
+    },
+  });
+  ({ page, workbench: wb } = wbx);
+});
+
+after(async () => {
+  if (wb) await wb.shot('zz-last').catch(() => undefined);
+  await wbx?.stop();
+});
+
+test('the badge appears once agentd runs', async () => {
+  await badgeSays(/agentd/, 60_000);
+});
+
+test('New Agent Session starts the demo agent in a terminal and lists it in the Sessions view', async () => {
+  await wb.growPanel();
+  await wb.runCommand('agentd: New Agent Session');
+  const items = await wb.quickItems('Demo agent');
+  for (const a of ['Claude Code', 'Codex', 'Gemini CLI', 'OpenCode', 'Shell', 'Demo agent', 'Custom command']) {
+    assert.ok(items.some((i) => i.includes(a)), `the picker offers ${a}: ${items.join(' | ')}`);
+  }
+  await wb.pickQuickItem('Demo agent');
+  await waitFor('the demo agent in the terminal', async () => (await wb.terminalText()).includes('Welcome to the agentd demo agent'));
+  await wb.runCommand('agentd: Focus on Sessions View');
+  await rowWith('Demo agent', 'idle');
+  await badgeSays(/^\S*\s*1 idle$/);
+  await wb.shot('01-new-session');
+});
+
+test('Send Selection to Agent starts a turn; when the agent turns blocked the badge says so in warning colours', async () => {
+  await sendTask();
+  await badgeSays(/1 working/, 10_000);
+  await badgeSays(/1 blocked/, 20_000);
+  const bg = await wb.badge().evaluate((el) => getComputedStyle(el).backgroundColor);
+  assert.notEqual(bg, 'rgba(0, 0, 0, 0)', 'a warning background while blocked');
+  await wb.shotBadge('02-badge-blocked');
+  await rowWith('Demo agent', 'blocked');
+  await rowWith('Do you want to proceed?');
+});
+
+test('a notification shows the question with the option buttons', async () => {
+  const toast = await wb.notification('Do you want to proceed?');
+  assert.match((await toast.textContent()) ?? '', /Demo agent needs you: Do you want to proceed\?/);
+  const buttons = (await toast.locator('.monaco-button').allTextContents()).map((t) => t.trim()).filter(Boolean);
+  // Long labels are cut on the buttons; the QuickPick shows them whole.
+  assert.deepEqual(buttons, ['Yes', "Yes, and don't ask ag…", 'No, and tell the agen…']);
+  await wb.shot('03-blocked-notification');
+  await wb.shot('04-sessions-view-blocked', wb.sessionsView());
+});
+
+test('clicking the badge opens the QuickPick of every option; picking Yes answers and the agent goes on', async () => {
+  await wb.badge().click();
+  await wb.quickInput().locator('.quick-input-title', { hasText: 'Demo agent: Do you want to proceed?' }).waitFor({ state: 'visible' });
+  const options = await wb.quickItems('Yes');
+  assert.equal(options.length, 3, `three options: ${options.join(' | ')}`);
+  await wb.shot('05-answer-quickpick');
+  await wb.pickQuickItem('Yes');
+  await badgeSays(/1 working/, 5_000);
+  await badgeSays(/1 done/, 20_000);
+  // Focus goes back to the badge (and shows its hover); a person would click on into the editor.
+  await page.locator('.editor-instance .monaco-editor').first().click();
+});
+
+test('the badge, the Sessions view and the terminal show the finished turn', async () => {
+  const bg = await wb.badge().evaluate((el) => getComputedStyle(el).backgroundColor);
+  assert.equal(bg, 'rgba(0, 0, 0, 0)', 'no warning background once nothing is blocked');
+  await rowWith('Demo agent', 'done');
+  assert.ok(!(await wb.treeRows()).some((r) => r.includes('Do you want to proceed?')), 'the question row is gone');
+  await wb.shotBadge('06-badge-done');
+  await wb.shot('07-sessions-view-done', wb.sessionsView());
+  await waitFor('the finished turn in the terminal', async () => /Added NOTES\.md/.test(await wb.terminalText()));
+  await wb.shot('08-terminal-done');
+});
+
+test('opening the terminal marks the finished turn seen: done becomes idle', async () => {
+  await wb.runCommand('agentd: Open Terminal');
+  await badgeSays(/1 idle/, 10_000);
+  await rowWith('Demo agent', 'idle');
+});
+
+test('a second prompt is answered with the notification button', async () => {
+  await wb.clearNotifications();
+  await sendTask();
+  await badgeSays(/1 blocked/, 20_000);
+  const toast = await wb.notification('Do you want to proceed?');
+  await toast.locator('.monaco-button', { hasText: /^Yes$/ }).click();
+  await badgeSays(/1 (working|done)/, 5_000);
+  await badgeSays(/1 (done|idle)/, 20_000);
+});
+
+test('an answer to a prompt that has gone is reported, not dropped', async () => {
+  await wb.clearNotifications();
+  await sendTask();
+  await badgeSays(/1 blocked/, 20_000);
+  await wb.runCommand('agentd: Answer Prompt');
+  await wb.quickInput().locator('.quick-input-title', { hasText: 'Do you want to proceed?' }).waitFor({ state: 'visible' });
+  // The person answers in the terminal while the QuickPick is still open…
+  await page.locator('.terminal-wrapper.active .xterm').first().click();
+  await page.keyboard.type('1');
+  await badgeSays(/1 (working|done|idle)/, 5_000);
+  // …then picks in the QuickPick (ignoreFocusOut keeps it open): agentd answers -32021.
+  await wb.pickQuickItem('Yes');
+  const toast = await wb.notification('not typed');
+  assert.match((await toast.textContent()) ?? '', /"Yes" not typed: Demo agent's prompt is gone/);
+  await wb.shot('09-stale-answer');
+  await wb.clearNotifications();
+  await badgeSays(/1 (done|idle)/, 20_000);
+});
+
+test("Kill Session from the row's context menu ends the agent; the row says exited and the badge drops it", async () => {
+  await wb.runCommand('agentd: Focus on Sessions View');
+  const row = wb.sessionsView().locator('.monaco-list-row[role="treeitem"]', { hasText: 'Demo agent' }).first();
+  await row.click({ button: 'right' });
+  const menu = page.locator('.monaco-menu .action-item', { hasText: 'Kill Session' }).first();
+  await menu.waitFor({ state: 'visible' });
+  await wb.shot('10-context-menu');
+  await menu.click();
+  await rowWith('Demo agent', 'exited');
+  await badgeSays(/^\S*\s*agentd$/, 10_000);
+  await waitFor('the terminal to say so', async () => /Demo agent was ended by SIGHUP/.test(await wb.terminalText()));
+  await wb.shot('11-exited');
+});
+
+test('agentd killed from outside is restarted, and the person is told', async () => {
+  await wb.clearNotifications();
+  const ps = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' });
+  const pids = ps
+    .split('\n')
+    .map((l) => l.trim().match(/^(\d+) (.*)$/))
+    .filter((m) => m && m[2].startsWith(`${AGENTD} --stdio --verbose --cooldown 1s`))
+    .map((m) => Number(m[1]));
+  assert.equal(pids.length, 1, `one agentd of ours runs: ${pids}`);
+  process.kill(pids[0], 'SIGKILL');
+  const toast = await wb.notification('agentd stopped unexpectedly');
+  assert.match((await toast.textContent()) ?? '', /agentd stopped unexpectedly \(killed by SIGKILL\); restarting it in 1 s\./);
+  await wb.shot('12-agentd-restarting');
+  await badgeSays(/^\S*\s*agentd$/, 15_000);
+  await waitFor('the rows of the dead agentd to go', async () => (await wb.treeRows()).length === 0, 10_000);
+  // The new agentd serves: a new session starts.
+  await wb.runCommand('agentd: New Agent Session');
+  await wb.pickQuickItem('Demo agent');
+  await badgeSays(/1 idle/, 15_000);
+});

@@ -1,0 +1,113 @@
+// The status bar badge and the Sessions view, with the fake `vscode`.
+import { fake, ThemeColor, ThemeIcon, TreeItemCollapsibleState } from './fake_vscode';
+
+import { beforeEach, test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'fs';
+import * as path from 'path';
+
+import { Prompt, Session } from '../../src/protocol';
+import { SessionStore } from '../../src/sessions';
+import { contextValue, questionItem, sessionItem, SessionsView } from '../../src/sessions_view';
+import { StatusDisplay } from '../../src/status_display';
+import { Status } from '../../src/supervisor';
+
+const prompt: Prompt = { promptId: 'p1', kind: 'permission', question: 'Do you want to proceed?', options: [{ id: '1', label: 'Yes' }, { id: '3', label: 'No' }], freeform: false };
+
+function session(id: string, state: Session['state'], extra: Partial<Session> = {}): Session {
+  return { sessionId: id, name: `Agent ${id}`, agent: 'claude', argv: ['claude'], cwd: '/w', pid: 1, cols: 80, rows: 24, state, stateSource: 'screen', reason: 'r', since: new Date(Date.now() - 12_000).toISOString(), ...extra };
+}
+
+beforeEach(() => fake.reset());
+
+function badge() {
+  const store = new SessionStore();
+  let emit: (s: Status) => void = () => undefined;
+  const display = new StatusDisplay(store, (l) => {
+    emit = l;
+    return { dispose() {} };
+  });
+  return { store, display, item: fake.statusBarItems[0], status: (s: Status) => emit(s) };
+}
+
+test('the badge counts sessions, turns warning-coloured while one is blocked, and its click goes to the prompt waiting longest', () => {
+  const { store, item, status } = badge();
+  status({ kind: 'running', pid: 1, version: 'x', restarts: 0 });
+  assert.equal(item.visible, true);
+  assert.equal(item.text, '$(hubot) agentd');
+  store.upsert(session('s1', 'working'));
+  store.upsert(session('s2', 'blocked', { prompt }));
+  assert.equal(item.text, '$(bell) 1 blocked · 1 working');
+  assert.equal((item.backgroundColor as ThemeColor).id, 'statusBarItem.warningBackground');
+  assert.equal((item.command as { command: string }).command, 'agentd.answerLongestWaiting');
+  assert.match((item.tooltip as { value: string }).value, /Agent s2: blocked 12s: Do you want to proceed\?/);
+  store.applyState({ sessionId: 's2', agent: 'claude', state: 'working', previous: 'blocked', stateSource: 'screen', reason: 'r', since: new Date().toISOString(), attention: false });
+  assert.equal(item.text, '$(sync~spin) 2 working');
+  assert.equal(item.backgroundColor, undefined);
+  assert.equal((item.command as { command: string }).command, 'agentd.sessions.focus');
+});
+
+test('while agentd is not running the badge says so, in error colours when it died', () => {
+  const { item, status } = badge();
+  status({ kind: 'starting' });
+  assert.equal(item.text, '$(loading~spin) agentd starting');
+  status({ kind: 'restarting', delayMs: 4000, attempt: 3, reason: 'agentd stopped unexpectedly (exit code 2)' });
+  assert.equal(item.text, '$(sync~spin) agentd restarting');
+  assert.match(String(item.tooltip), /exit code 2\); restarting in 4 s \(attempt 3\)/);
+  assert.equal((item.backgroundColor as ThemeColor).id, 'statusBarItem.errorBackground');
+  status({ kind: 'failed', message: 'agentd was not found', notFound: true });
+  assert.equal(item.text, '$(error) agentd failed');
+  assert.equal(item.command, 'agentd.showLog');
+});
+
+test('a Sessions row: agent icon coloured by state, name, state and how long; a blocked row opens onto its question', () => {
+  const s = session('s1', 'blocked', { name: 'Claude Code', prompt });
+  const item = sessionItem(s);
+  assert.equal(item.label, 'Claude Code');
+  assert.equal(item.description, 'blocked · 12s');
+  assert.equal((item.iconPath as ThemeIcon).id, 'sparkle');
+  assert.equal((item.iconPath as ThemeIcon).color?.id, 'list.warningForeground');
+  assert.equal(item.collapsibleState, TreeItemCollapsibleState.Expanded);
+  assert.equal(item.command?.command, 'agentd.openTerminal');
+  const q = questionItem(s);
+  assert.equal(q.label, 'Do you want to proceed?');
+  assert.equal(q.description, 'Yes / No');
+  assert.equal(q.command?.command, 'agentd.answerPrompt');
+  assert.deepEqual(q.command?.arguments, [{ sessionId: 's1' }]);
+
+  const store = new SessionStore();
+  const view = new SessionsView(store);
+  store.upsert(s);
+  store.upsert(session('s2', 'done', { agent: 'codex', outcome: 'completed' }));
+  assert.deepEqual(
+    view.getChildren().map((n) => n.sessionId),
+    ['s1', 's2'],
+  );
+  assert.deepEqual(view.getChildren({ sessionId: 's1' }), [{ sessionId: 's1', question: true }]);
+  assert.deepEqual(view.getChildren({ sessionId: 's2' }), []);
+  const exited = sessionItem(session('s3', 'exited', { exit: { exitCode: 0, signal: 'SIGHUP' } }));
+  assert.equal(exited.description, 'exited (SIGHUP) · 12s');
+  assert.equal(exited.command, undefined);
+  view.dispose();
+});
+
+test('the context menus of package.json match the rows they are meant for', () => {
+  const pkg = JSON.parse(fs.readFileSync(path.resolve(__dirname, '..', '..', '..', 'package.json'), 'utf8'));
+  const menus: Array<{ command: string; when: string }> = pkg.contributes.menus['view/item/context'];
+  const allowed = (cmd: string, s: Session) =>
+    menus
+      .filter((m) => m.command === cmd)
+      .some((m) => {
+        const re = /viewItem =~ \/(.*)\//.exec(m.when);
+        return re ? new RegExp(re[1]).test(contextValue(s)) : false;
+      });
+  const rows = { blocked: session('a', 'blocked', { prompt }), done: session('b', 'done'), idle: session('c', 'idle'), exited: session('d', 'exited') };
+  assert.ok(allowed('agentd.answerPrompt', rows.blocked));
+  assert.ok(!allowed('agentd.answerPrompt', rows.idle));
+  assert.ok(allowed('agentd.markSeen', rows.done));
+  assert.ok(!allowed('agentd.markSeen', rows.idle));
+  assert.ok(allowed('agentd.killSession', rows.idle) && allowed('agentd.killSession', rows.blocked));
+  assert.ok(!allowed('agentd.killSession', rows.exited));
+  assert.ok(allowed('agentd.openTerminal', rows.done));
+  assert.ok(allowed('agentd.removeSession', rows.exited) && !allowed('agentd.removeSession', rows.idle));
+});
