@@ -129,6 +129,9 @@ func (s *Session) start(argv, env []string, cols, rows int) error {
 	go s.readLoop()
 	go s.classifyLoop()
 	go s.waitLoop()
+	// Classify once even if the program never writes: a silent program
+	// must not stay "starting" for ever.
+	s.poke()
 	return nil
 }
 
