@@ -51,38 +51,49 @@ type Session struct {
 	guardMu  sync.Mutex // one guarded write (send, answer) at a time
 	updateMu sync.Mutex // one classification-and-publish at a time, so states go out in order
 
-	mu            sync.Mutex
+	// mu guards everything below.
+	mu sync.Mutex
+
+	// What was decided and told.
 	state         State
 	lastPublished State
-	seen          bool
-	ready         bool // a rule matched or the agent reported a state
-	// report is the newest report the agent made of itself; reportSeq
-	// numbers them and oscSeq is the terminal's count of OSC 7501 records
-	// already taken in. promptShownSeq and answeredSeq name the report that
-	// was newest when its prompt was on screen, and when agentd answered.
+	revision      uint64
+	attention     map[string]time.Time // when attention was last raised, per state
+	exited        *ExitStatus
+
+	// What the person and agentd did.
+	seen     bool   // the person saw the end of the current turn
+	input    bool   // someone wrote to the agent since it started
+	answered string // the promptId last answered, until it leaves the screen
+	typedAt  string // the prompt a person typed at, by promptId
+	promptID string // the last prompt seen on screen
+	promptAt time.Time
+
+	// What the screen said.
+	ready         bool   // a rule matched or the agent reported a state
+	screenState   string // the screen's last verdict
+	screenMovedAt uint64 // the newest report's seq when that verdict came
+
+	// What the agent reported of itself. reportSeq numbers the reports;
+	// oscSeq is the terminal's count of OSC 7501 records already taken in;
+	// promptShownSeq and answeredSeq name the report that was newest when
+	// its prompt was on screen, and when agentd answered it.
 	report                      *report
 	reportSeq, oscSeq           uint64
 	promptShownSeq, answeredSeq uint64
-	token                       string // the secret this session's reports carry
-	typedAt                     string // the prompt a person typed at, by promptId
-	capture                     *outputCapture
-	screenState                 string    // the screen's last verdict
-	screenMovedAt               uint64    // the newest report when that verdict came
-	promptID                    string    // the last prompt seen on screen
-	promptAt                    time.Time // when it first appeared
-	fg                          foreground
-	probedAt                    time.Time
-	probeMiss                   int
-	recheckQueued               bool      // a classification is scheduled
+	token                       string    // the secret this session's reports carry
 	agentLog                    *codexLog // the agent's own log, for agents that keep one
-	env                         []string  // the environment the program started with
-	started                     time.Time
-	input                       bool
-	answered                    string // the promptId last answered, until it leaves the screen
-	attention                   map[string]time.Time
-	exited                      *ExitStatus
-	outTail                     []byte // an unfinished UTF-8 rune held back from output
-	revision                    uint64
+
+	// The process table, for a shell session.
+	fg            foreground
+	probedAt      time.Time
+	probeMiss     int
+	recheckQueued bool // a classification is scheduled
+
+	env     []string // the environment the program started with
+	started time.Time
+	outTail []byte         // an unfinished UTF-8 rune held back from output
+	capture *outputCapture // output kept as text, for an ACP agent's terminal
 
 	changed  chan struct{} // poked by the reader; cap 1
 	readDone chan struct{}
