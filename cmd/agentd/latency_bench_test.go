@@ -117,7 +117,7 @@ func BenchmarkStateLatency(b *testing.B) {
 			var s spawned
 			c.mustCall("session/spawn", map[string]any{
 				"argv": []string{replay, "-raw", abs(rec.Raw), "-timing", abs(rec.Timing), "-log", logPath, "-maxgap", maxGap.String(), "-hold", "300ms"},
-				"cwd":  b.TempDir(), "cols": rec.Cols, "rows": rec.Rows, "agent": rec.Agent,
+				"cwd":  b.TempDir(), "cols": rec.Cols, "rows": rec.Rows, "agent": rec.Agent, "hooks": false,
 			}, &s)
 			from := 0
 			c.waitState(s.SessionID, "exited", &from, 5*time.Minute)
