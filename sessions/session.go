@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -90,6 +92,7 @@ type Session struct {
 	probeMiss     int
 	recheckQueued bool // a classification is scheduled
 
+	broken  bool     // agentd failed inside this session's work: no more classifying
 	env     []string // the environment the program started with
 	started time.Time
 	outTail []byte         // an unfinished UTF-8 rune held back from output
@@ -185,7 +188,9 @@ func (s *Session) readLoop() {
 	for {
 		n, err := s.ptmx.Read(buf)
 		if n > 0 {
-			s.term.Write(buf[:n])
+			if !s.isBroken() {
+				s.guard("reading output", func() { s.term.Write(buf[:n]) })
+			}
 			s.emitOutput(buf[:n])
 			if s.capture != nil {
 				s.mu.Lock()
@@ -242,8 +247,43 @@ func (s *Session) classifyLoop() {
 			return
 		}
 		s.coalesce(timer)
-		s.update()
+		if s.isBroken() {
+			return
+		}
+		s.guard("classifying", func() { s.update() })
 	}
+}
+
+// testHookUpdate, when a test sets it, runs at the start of every
+// classification: the way a test puts a fault inside one session's work.
+var testHookUpdate atomic.Pointer[func(*Session)]
+
+// guard runs one piece of a session's own work. A panic in it is a bug in
+// agentd, not the agent's fault: it is logged, this session is marked
+// error and stops being classified, and every other session goes on.
+func (s *Session) guard(what string, f func()) {
+	defer func() {
+		p := recover()
+		if p == nil {
+			return
+		}
+		s.mgr.opts.Log.Error("internal error in a session; it is no longer classified", "session", s.ID, "while", what, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+		s.mu.Lock()
+		s.broken = true
+		next := State{Agent: s.manifest.Name, Name: Error, Source: SourceProcess, Reason: "agentd.internal_error"}
+		st, changed := s.setStateLocked(next)
+		s.mu.Unlock()
+		if changed {
+			s.mgr.publish(s, st)
+		}
+	}()
+	f()
+}
+
+func (s *Session) isBroken() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.broken
 }
 
 // coalesce waits for the end of a burst of output and of a synchronized
@@ -275,6 +315,9 @@ func (s *Session) coalesce(timer *time.Timer) {
 func (s *Session) update() State {
 	s.updateMu.Lock()
 	defer s.updateMu.Unlock()
+	if hook := testHookUpdate.Load(); hook != nil {
+		(*hook)(s)
+	}
 	if s.acp != nil {
 		return s.updateACP()
 	}
