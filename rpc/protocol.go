@@ -22,7 +22,6 @@ const (
 	CodeInternalError  = -32603
 
 	CodeShuttingDown    = -32000
-	CodeNotInitialized  = -32002
 	CodeSessionNotFound = -32010
 	CodeSessionExited   = -32011
 	CodeSpawnFailed     = -32012

@@ -91,18 +91,6 @@ func (t *Terminal) Size() (cols, rows int) {
 	return t.cols, t.rows
 }
 
-// Status returns the current program-status record (nil when none) and how
-// many records have arrived.
-func (t *Terminal) Status() (*detect.StatusRecord, uint64) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.status == nil {
-		return nil, t.statusSeq
-	}
-	rec := *t.status
-	return &rec, t.statusSeq
-}
-
 // InSync reports whether the program holds synchronized output (?2026h):
 // its frame is half drawn and must not be classified.
 func (t *Terminal) InSync() bool {
