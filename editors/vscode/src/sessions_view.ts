@@ -87,8 +87,11 @@ export function contextValue(s: Session): string {
 export function sessionItem(s: Session, now = Date.now()): vscode.TreeItem {
   const blocked = s.state === 'blocked' && !!s.prompt;
   const item = new vscode.TreeItem(sessionName(s), blocked ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
-  // The id changes with the state, so a row that turns blocked opens expanded.
-  item.id = `${s.sessionId}/${s.state}/${s.prompt?.promptId ?? ''}`;
+  // The id changes only with the prompt, so a row that turns blocked opens
+  // expanded, while other state changes keep it: VS Code hands a context-menu
+  // command the element by id, and an id that changed between the right-click
+  // and the click (done turning idle, say) would reach the command as nothing.
+  item.id = `${s.sessionId}/${s.prompt?.promptId ?? ''}`;
   item.description = `${stateLabel(s)} · ${age(s, now)}`;
   const color = STATE_COLORS[s.state];
   item.iconPath = new vscode.ThemeIcon(agentIcon(s.agent), color ? new vscode.ThemeColor(color) : undefined);

@@ -50,7 +50,7 @@ export class StateLog {
     });
   }
 
-  async waitFor(sessionId: string, state: StateName, timeoutMs = 10_000): Promise<StateNotification> {
+  async waitFor(sessionId: string, state: StateName, timeoutMs = 30_000): Promise<StateNotification> {
     const end = Date.now() + timeoutMs;
     for (;;) {
       const n = this.seen.find((x) => x.sessionId === sessionId && x.state === state);
@@ -75,7 +75,7 @@ export class StateLog {
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function eventually<T>(what: string, fn: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 5000): Promise<T> {
+export async function eventually<T>(what: string, fn: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();

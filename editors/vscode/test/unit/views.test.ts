@@ -74,6 +74,9 @@ test('a Sessions row: agent icon coloured by state, name, state and how long; a 
   assert.equal(q.description, 'Yes / No');
   assert.equal(q.command?.command, 'agentd.answerPrompt');
   assert.deepEqual(q.command?.arguments, [{ sessionId: 's1' }]);
+  // A context menu finds its row by id: a state change alone keeps it, a new prompt does not.
+  assert.equal(sessionItem(session('s1', 'done')).id, sessionItem(session('s1', 'idle')).id);
+  assert.notEqual(item.id, sessionItem(session('s1', 'working')).id);
 
   const store = new SessionStore();
   const view = new SessionsView(store);
