@@ -52,6 +52,8 @@ fuzz:
 	$(GO) test -run XXX -fuzz '^FuzzManifest$$' -fuzztime $(FUZZTIME) ./detect
 	$(GO) test -run XXX -fuzz '^FuzzClassify$$' -fuzztime $(FUZZTIME) ./detect
 	$(GO) test -run XXX -fuzz '^FuzzFraming$$' -fuzztime $(FUZZTIME) ./rpc
+	$(GO) test -run XXX -fuzz '^FuzzParams$$' -fuzztime $(FUZZTIME) ./rpc
+	$(GO) test -run XXX -fuzz '^FuzzLineStream$$' -fuzztime $(FUZZTIME) ./acp
 
 # The Neovim plugin's specs in headless Neovim 0.10 (and 0.12), against the
 # real agentd (installs Neovim privately; see editors/nvim/README.md).

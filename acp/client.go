@@ -566,7 +566,8 @@ func (c *Client) onUpdate(params json.RawMessage) {
 	}
 	var w wireUpdate
 	if err := json.Unmarshal(params, &n); err != nil || len(n.Update) == 0 || json.Unmarshal(n.Update, &w) != nil {
-		c.log.Warn("acp: skipped a malformed session/update", "params", clip(params))
+		c.log.Warn("acp: skipped a malformed session/update", "bytes", len(params))
+		c.log.Debug("acp: the malformed session/update", "params", clip(params))
 		return
 	}
 	c.route(n.SessionID, func() {
@@ -1023,7 +1024,9 @@ func (c *Client) readStderr(f io.ReadCloser) {
 		line, err := s.readLine()
 		if len(line) > 0 {
 			text := strings.TrimRight(string(line), "\r")
-			c.log.Info(text, "stream", "stderr")
+			// What an agent prints may quote the person's prompt or
+			// screen: logged with --debug only (the tail is kept for errors).
+			c.log.Debug(text, "stream", "stderr")
 			c.mu.Lock()
 			c.stderr.add(text)
 			c.mu.Unlock()

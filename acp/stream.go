@@ -64,9 +64,11 @@ func (s *lineStream) ReadObject(v any) error {
 		line = bytes.TrimSpace(line)
 		if len(line) > 0 {
 			if !json.Valid(line) {
-				s.log.Warn("acp: skipped a line that is not JSON", "line", clip(line))
+				s.log.Warn("acp: skipped a line that is not JSON", "bytes", len(line))
+				s.log.Debug("acp: the line that is not JSON", "line", clip(line))
 			} else if uerr := json.Unmarshal(line, v); uerr != nil {
-				s.log.Warn("acp: skipped a line that is not a JSON-RPC message", "error", uerr, "line", clip(line))
+				s.log.Warn("acp: skipped a line that is not a JSON-RPC message", "error", uerr, "bytes", len(line))
+				s.log.Debug("acp: the line that is not a JSON-RPC message", "line", clip(line))
 			} else {
 				return nil
 			}
@@ -102,7 +104,7 @@ func (s *lineStream) readLine() ([]byte, error) {
 		case errors.Is(err, bufio.ErrBufferFull):
 			continue
 		default:
-			if tooLong {
+			if tooLong || len(buf) > s.max { // a last line without its newline
 				return nil, err
 			}
 			return buf, err

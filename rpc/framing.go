@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -65,10 +66,21 @@ func classifyBadMessage(body []byte, err error) *frameError {
 	if !json.Valid(body) {
 		return &frameError{code: CodeParseError, msg: "parse error: message is not valid JSON: " + err.Error()}
 	}
+	switch trimmed := bytes.TrimSpace(body); {
+	case trimmed[0] == '[':
+		return &frameError{code: CodeInvalidRequest, msg: "invalid request: batches (a JSON array) are not supported: send one message per frame"}
+	case trimmed[0] != '{':
+		return &frameError{code: CodeInvalidRequest, msg: "invalid request: a message must be a JSON object"}
+	}
 	var probe struct {
 		ID json.RawMessage `json:"id"`
 	}
 	_ = json.Unmarshal(body, &probe)
+	if id := bytes.TrimSpace(probe.ID); len(id) > 0 && id[0] != '"' && id[0] != '-' && (id[0] < '0' || id[0] > '9') {
+		// JSON-RPC: an id that cannot be read (an object, an array, a
+		// bool) is answered as null.
+		probe.ID = nil
+	}
 	return &frameError{code: CodeInvalidRequest, msg: "invalid request: " + err.Error(), id: probe.ID}
 }
 

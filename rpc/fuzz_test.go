@@ -2,9 +2,17 @@ package rpc
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
+	"strings"
 	"testing"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/agentd/agentd/detect"
+	"github.com/agentd/agentd/sessions"
 )
 
 // FuzzFraming: no byte stream crashes the reader; every message it yields
@@ -24,6 +32,43 @@ func FuzzFraming(f *testing.F) {
 			if !json.Valid(v) {
 				t.Fatalf("yielded invalid JSON %q", v)
 			}
+		}
+	})
+}
+
+// FuzzParams: no params, of any shape, crash a method handler; every
+// error is one of the protocol's codes (never an internal error), and an
+// invalid-params error names the method. session/spawn and shutdown are
+// left out: they start and end real processes.
+func FuzzParams(f *testing.F) {
+	methods := []string{"initialize", "session/list", "session/read", "session/resize", "session/input",
+		"session/subscribe", "session/seen", "session/kill", "session/classify", "session/prompt",
+		"session/cancel", "runtime_send", "runtime_answer"}
+	for i, p := range []string{`{"sessionId":"s1"}`, `{"sessionId":"s1","cols":0,"rows":-1}`, `null`, `[]`, `"x"`,
+		`{"sessionId":1}`, `{"sessionId":"s1","promptId":5}`, `{"clientInfo":{"name":3}}`, `{"capabilities":[]}`,
+		`{"sessionId":"s1","signal":"SIGFOO"}`, `{"sessionId":{"a":[1]}}`, `{"sessionId":"","data":"\u0000"}`} {
+		f.Add(uint8(i), []byte(p))
+	}
+	rules, _ := detect.Load(nil, "")
+	srv := NewServer(sessions.Options{Rules: rules}, "fuzz", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	known := map[int64]bool{CodeInvalidParams: true, CodeSessionNotFound: true, CodeSessionExited: true, CodeNotSupported: true}
+	f.Fuzz(func(t *testing.T, m uint8, params []byte) {
+		method := methods[int(m)%len(methods)]
+		raw := json.RawMessage(params)
+		req := &jsonrpc2.Request{Method: method, ID: jsonrpc2.ID{Num: 1}}
+		if json.Valid(params) {
+			req.Params = &raw
+		}
+		_, err := srv.handlers[method](context.Background(), req)
+		if err == nil {
+			return
+		}
+		e := errorFor(err)
+		if !known[e.Code] {
+			t.Fatalf("%s %s: error %d %q", method, params, e.Code, e.Message)
+		}
+		if e.Code == CodeInvalidParams && !strings.HasPrefix(e.Message, method+":") {
+			t.Fatalf("%s %s: invalid params %q does not name the method", method, params, e.Message)
 		}
 	})
 }

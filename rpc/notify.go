@@ -26,8 +26,10 @@ type notifier struct {
 	wake    chan struct{}
 	queue   []*note
 	pending map[string]*note // queued state note per session
-	outLen  int
-	dropped map[string]int
+	// deadCount counts queued states replaced by a newer one.
+	deadCount int
+	outLen    int
+	dropped   map[string]int
 	// droppedUpdates counts ACP updates left out per session.
 	droppedUpdates map[string]int
 	closed         bool
@@ -66,10 +68,30 @@ func (n *notifier) State(info sessions.Info, previous sessions.State, attention 
 		p.Previous = op.Previous
 		p.Attention = p.Attention || op.Attention
 		old.dead = true
+		n.deadCount++
 	}
 	nt := &note{method: "session/state", params: p}
 	n.pending[info.ID] = nt
 	n.push(nt)
+	n.compactLocked()
+}
+
+// compactLocked drops replaced states from the queue once they are most
+// of it: an editor that stops reading while a session's state keeps
+// changing must not grow the queue by one dead note per change.
+func (n *notifier) compactLocked() {
+	if n.deadCount < 64 || n.deadCount*2 < len(n.queue) {
+		return
+	}
+	live := n.queue[:0]
+	for _, nt := range n.queue {
+		if !nt.dead {
+			live = append(live, nt)
+		}
+	}
+	clear(n.queue[len(live):])
+	n.queue = live
+	n.deadCount = 0
 }
 
 // Output implements sessions.Events.
@@ -135,6 +157,7 @@ func (n *notifier) run(ctx context.Context, conn *jsonrpc2.Conn) {
 		nt := n.queue[0]
 		n.queue = n.queue[1:]
 		if nt.dead {
+			n.deadCount--
 			n.mu.Unlock()
 			continue
 		}

@@ -25,6 +25,7 @@ type Server struct {
 	conn    *jsonrpc2.Conn
 
 	handlers map[string]handlerFunc
+	inputs   inputQueue
 
 	exitOnce sync.Once
 	exit     chan struct{}
@@ -128,11 +129,81 @@ func (s *Server) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 			s.log.Warn("reply failed", "method", req.Method, "err", err)
 		}
 	}
-	if slowMethods[req.Method] {
+	switch {
+	case req.Method == "session/input":
+		// Off the dispatcher, in arrival order per session: an agent that
+		// does not read its input (its PTY buffer full) holds up only the
+		// input sent to it after, never the editor's other requests.
+		key := inputKey(req)
+		prev, mine, ok := s.inputs.enter(key)
+		if !ok {
+			replyErr(ctx, conn, req, &jsonrpc2.Error{Code: CodeInternalError, Message: fmt.Sprintf("session/input: session %q is not reading its input: %d earlier inputs still wait", key, maxWaitingInputs)}, s.log)
+			return
+		}
+		go func() {
+			defer s.inputs.leave(key, mine)
+			if prev != nil {
+				<-prev
+			}
+			run()
+		}()
+	case slowMethods[req.Method]:
 		go run()
-	} else {
+	default:
 		run()
 	}
+}
+
+// maxWaitingInputs bounds the session/input requests waiting behind one
+// that an agent has not taken yet; past it they are refused.
+const maxWaitingInputs = 256
+
+// inputQueue orders session/input per session without a goroutine of its
+// own: each input waits for the one before it to the same session.
+type inputQueue struct {
+	mu      sync.Mutex
+	last    map[string]chan struct{} // closed when the newest input is written
+	waiting map[string]int
+}
+
+func (q *inputQueue) enter(key string) (prev, mine chan struct{}, ok bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.last == nil {
+		q.last, q.waiting = map[string]chan struct{}{}, map[string]int{}
+	}
+	if q.waiting[key] >= maxWaitingInputs {
+		return nil, nil, false
+	}
+	q.waiting[key]++
+	prev, mine = q.last[key], make(chan struct{})
+	q.last[key] = mine
+	return prev, mine, true
+}
+
+func (q *inputQueue) leave(key string, mine chan struct{}) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	close(mine)
+	if q.waiting[key]--; q.waiting[key] == 0 {
+		delete(q.waiting, key)
+		delete(q.last, key)
+	}
+}
+
+// inputKey is the sessionId a session/input names ("" when it names none:
+// the handler answers those).
+func inputKey(req *jsonrpc2.Request) string {
+	var p struct {
+		SessionID any `json:"sessionId"`
+	}
+	if req.Params != nil {
+		_ = json.Unmarshal(*req.Params, &p)
+	}
+	if id, ok := p.SessionID.(string); ok {
+		return id
+	}
+	return ""
 }
 
 // replyErr answers req with e on conn — the connection Handle was given:
@@ -154,6 +225,9 @@ func decode(req *jsonrpc2.Request, v any) error {
 	if err := json.Unmarshal(*req.Params, v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
+			if te.Field == "" {
+				return &jsonrpc2.Error{Code: CodeInvalidParams, Message: fmt.Sprintf("%s: params: want an object, got %s", req.Method, te.Value)}
+			}
 			return &jsonrpc2.Error{Code: CodeInvalidParams, Message: fmt.Sprintf("%s: params.%s: want %s, got %s", req.Method, te.Field, te.Type, te.Value)}
 		}
 		return &jsonrpc2.Error{Code: CodeInvalidParams, Message: fmt.Sprintf("%s: params: %v", req.Method, err)}

@@ -626,7 +626,25 @@ func (s *Session) Signal(sig syscall.Signal) error {
 	if err := syscall.Kill(-s.Pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return err
 	}
+	if sig == syscall.SIGHUP {
+		// A hang-up ends the session (session/kill's default): a group
+		// that ignores it gets SIGKILL after the grace, as at shutdown.
+		go s.killAfter(s.mgr.opts.Grace)
+	}
 	return nil
+}
+
+// killAfter sends SIGKILL to the process group unless it exits within grace.
+func (s *Session) killAfter(grace time.Duration) {
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-s.exitDone:
+	case <-t.C:
+		if !s.isExited() {
+			_ = syscall.Kill(-s.Pid, syscall.SIGKILL)
+		}
+	}
 }
 
 // Exited is closed once the process is reaped and reported.

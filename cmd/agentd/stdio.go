@@ -24,10 +24,14 @@ func cmdStdio(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("agentd --stdio", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	verbose := fs.Bool("verbose", false, "also log to stderr")
+	debug := fs.Bool("debug", false, "also log what ACP agents print on stderr and the lines agentd could not read from them (may hold prompt or screen text)")
 	cooldown := fs.Duration("cooldown", 30*time.Second, "attention is raised at most once per session and state in this window")
 	logPath := fs.String("log", "", "log file (default $XDG_STATE_HOME/agentd/agentd.log)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) to this file until agentd exits")
 	permTimeout := fs.Duration("permission-timeout", 30*time.Minute, "an ACP permission nobody answers in this time is answered with the agent's reject option")
+	// For benchmarks only (cmd/agentd-bench): classify every session on
+	// this ticker instead of when its screen changes.
+	detectPoll := fs.Duration("detect-poll", 0, "benchmarks only: classify every session on this ticker instead of on change")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -43,7 +47,7 @@ func cmdStdio(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		defer func() { pprof.StopCPUProfile(); _ = f.Close() }()
 	}
-	log, closeLog := openLog(*logPath, *verbose, stderr)
+	log, closeLog := openLog(*logPath, *verbose, *debug, stderr)
 	defer closeLog()
 	rules, warnings := loadRules()
 	for _, w := range warnings {
@@ -57,7 +61,7 @@ func cmdStdio(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		log.Warn("no keeper: agents would outlive an agentd that is killed", "err", err)
 	}
-	srv := rpc.NewServer(sessions.Options{Rules: rules, Cooldown: *cooldown, ReportDir: reportDir(), Self: self, Log: log, Keeper: keeper, PermissionTimeout: *permTimeout}, version, log)
+	srv := rpc.NewServer(sessions.Options{Rules: rules, Cooldown: *cooldown, ReportDir: reportDir(), Self: self, Log: log, Keeper: keeper, PermissionTimeout: *permTimeout, DetectPoll: *detectPoll}, version, log)
 	log.Info("serving on stdio", "version", version, "pid", os.Getpid())
 	if err := srv.Serve(context.Background(), stdin, stdout); err != nil {
 		log.Error("serve", "err", err)
@@ -78,7 +82,9 @@ func reportDir() string {
 	return filepath.Join(os.TempDir(), fmt.Sprintf("agentd-%d", os.Getuid()))
 }
 
-func openLog(path string, verbose bool, stderr io.Writer) (*slog.Logger, func()) {
+// openLog opens agentd's log. Without debug it holds what agentd did, never
+// screen text, prompt text, input or environment values.
+func openLog(path string, verbose, debug bool, stderr io.Writer) (*slog.Logger, func()) {
 	var writers []io.Writer
 	closeFn := func() {}
 	if path == "" {
@@ -98,5 +104,9 @@ func openLog(path string, verbose bool, stderr io.Writer) (*slog.Logger, func())
 	if len(writers) == 0 {
 		return slog.New(slog.NewTextHandler(io.Discard, nil)), closeFn
 	}
-	return slog.New(slog.NewTextHandler(io.MultiWriter(writers...), &slog.HandlerOptions{Level: slog.LevelInfo})), closeFn
+	level := slog.LevelInfo
+	if debug {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(io.MultiWriter(writers...), &slog.HandlerOptions{Level: level})), closeFn
 }
