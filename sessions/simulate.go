@@ -21,8 +21,7 @@ type Transition struct {
 // state change, so a live run can be checked and timed against it.
 func Simulate(m *detect.Manifest, cols, rows int, writes [][]byte, gaps []time.Duration) []Transition {
 	t := term.New(term.Options{Cols: cols, Rows: rows})
-	// A session with no process: the same report bookkeeping as a live one.
-	s := &Session{manifest: m, state: State{Name: Working, Reason: "process.starting"}}
+	d := NewDecider(m)
 	var out []Transition
 	for i, w := range writes {
 		t.Write(w)
@@ -33,18 +32,10 @@ func Simulate(m *detect.Manifest, cols, rows int, writes [][]byte, gaps []time.D
 		if t.InSync() && !last {
 			continue
 		}
-		sc := t.Snapshot()
-		v := m.Classify(sc)
-		rep := s.freshReport(v, sc)
-		if !v.Unmatched() || rep != nil {
-			s.ready = true
-		}
-		next := decide(evidence{screen: v, report: rep, current: s.state, starting: !s.ready && m.HasIdleRule()})
-		next.Agent = m.Name
-		if next.key() != s.state.key() {
+		before := d.s.state
+		if next := d.Decide(t.Snapshot()); next.key() != before.key() {
 			out = append(out, Transition{Write: i, State: next})
 		}
-		s.state = next
 	}
 	return out
 }

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
+)
+
+// agentdProc is a running `agentd --stdio` with the notifications it sent,
+// each stamped with its arrival time.
+type agentdProc struct {
+	cmd  *exec.Cmd
+	conn *jsonrpc2.Conn
+
+	mu    sync.Mutex
+	notes []note
+	wake  chan struct{}
+}
+
+type note struct {
+	Method string
+	Params json.RawMessage
+	At     time.Time
+}
+
+// stateNote is the part of a session/state notification the bench reads.
+type stateNote struct {
+	SessionID string `json:"sessionId"`
+	State     string `json:"state"`
+	Reason    string `json:"reason"`
+}
+
+// startAgentd runs the built agentd with --stdio and extra flags, and
+// initializes it.
+func (b *bench) startAgentd(extra ...string) (*agentdProc, error) {
+	cmd := exec.Command(b.agentd, append([]string{"--stdio"}, extra...)...)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &agentdProc{cmd: cmd, wake: make(chan struct{}, 1)}
+	rw := struct {
+		io.Reader
+		io.WriteCloser
+	}{out, in}
+	p.conn = jsonrpc2.NewConn(context.Background(), jsonrpc2.NewBufferedStream(rw, jsonrpc2.VSCodeObjectCodec{}),
+		jsonrpc2.HandlerWithError(p.handle), jsonrpc2.SetLogger(log.New(io.Discard, "", 0)))
+	if err := p.call("initialize", map[string]any{"clientInfo": map[string]string{"name": "agentd-bench"}}, nil); err != nil {
+		p.close()
+		return nil, err
+	}
+	return p, nil
+}
+
+func (p *agentdProc) handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) (any, error) {
+	if req.Params == nil {
+		return nil, nil
+	}
+	at := time.Now()
+	p.mu.Lock()
+	p.notes = append(p.notes, note{Method: req.Method, Params: append(json.RawMessage(nil), *req.Params...), At: at})
+	p.mu.Unlock()
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+	return nil, nil
+}
+
+func (p *agentdProc) call(method string, params, result any) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := p.conn.Call(ctx, method, params, result); err != nil {
+		return fmt.Errorf("%s: %w", method, err)
+	}
+	return nil
+}
+
+// spawn starts a session and returns its id.
+func (p *agentdProc) spawn(params map[string]any) (string, error) {
+	var r struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := p.call("session/spawn", params, &r); err != nil {
+		return "", err
+	}
+	return r.SessionID, nil
+}
+
+// states returns one session's state notifications with their arrival times.
+func (p *agentdProc) states(sessionID string) []timedState {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []timedState
+	for _, n := range p.notes {
+		if n.Method != "session/state" {
+			continue
+		}
+		var s stateNote
+		if json.Unmarshal(n.Params, &s) == nil && s.SessionID == sessionID {
+			out = append(out, timedState{stateNote: s, At: n.At})
+		}
+	}
+	return out
+}
+
+type timedState struct {
+	stateNote
+	At time.Time
+}
+
+// waitState waits until the session has reported state (e.g. "exited").
+func (p *agentdProc) waitState(sessionID, state string, timeout time.Duration) error {
+	deadline := time.After(timeout)
+	for {
+		for _, s := range p.states(sessionID) {
+			if s.State == state {
+				return nil
+			}
+		}
+		select {
+		case <-p.wake:
+		case <-time.After(100 * time.Millisecond):
+		case <-deadline:
+			return fmt.Errorf("session %s: no %q within %s", sessionID, state, timeout)
+		}
+	}
+}
+
+func (p *agentdProc) pid() int { return p.cmd.Process.Pid }
+
+// close ends agentd (closing stdin ends it and its sessions) and waits.
+func (p *agentdProc) close() {
+	_ = p.conn.Close()
+	done := make(chan struct{})
+	go func() { _ = p.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-done
+	}
+}
