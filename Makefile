@@ -2,7 +2,7 @@
 GO ?= go
 AGENTS_CACHE ?= $(HOME)/.cache/agentd-agents
 
-.PHONY: all build demo test unit agents conformance record bench fuzz nvim vscode deps clean
+.PHONY: all build demo test unit agents conformance record bench bench-report fuzz nvim vscode deps clean
 FUZZTIME ?= 15s
 
 all: build
@@ -67,6 +67,13 @@ vscode:
 
 bench:
 	$(GO) test -run XXX -bench . -benchmem ./detect/ ./sessions/...
+
+# The report in docs/benchmarks.md: CPU and memory at scale against a 50 ms
+# poll, throughput against @xterm/headless (needs node), latency under load,
+# and the other detectors (about 10 minutes; BENCHFLAGS=-quick for a smoke
+# test, BENCHFLAGS='-only scale' for one section).
+bench-report:
+	$(GO) run ./cmd/agentd-bench $(BENCHFLAGS)
 
 clean:
 	rm -rf bin

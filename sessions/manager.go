@@ -49,9 +49,10 @@ type Options struct {
 	// PermissionTimeout answers an ACP permission nobody answered in this
 	// time with the agent's reject option (default 30 minutes).
 	PermissionTimeout time.Duration
-	// DetectPoll, for benchmarks only, makes every PTY session render and
-	// classify its screen on this ticker whether or not it changed, instead
-	// of when output arrives: the way a poller with the same rules works.
+	// DetectPoll, for benchmarks only, makes every PTY session render all
+	// its rows and classify them on this ticker whether or not they changed,
+	// instead of when output arrives: the way a poller with the same rules
+	// works.
 	DetectPoll time.Duration
 }
 

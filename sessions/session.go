@@ -75,6 +75,7 @@ type Session struct {
 	ready         bool   // a rule matched or the agent reported a state
 	screenState   string // the screen's last verdict
 	screenMovedAt uint64 // the newest report's seq when that verdict came
+	verdicts      verdictCache
 
 	// What the agent reported of itself. reportSeq numbers the reports;
 	// oscSeq is the terminal's count of OSC 7501 records already taken in;
@@ -184,7 +185,10 @@ func (s *Session) reply(b []byte) {
 
 func (s *Session) readLoop() {
 	defer close(s.readDone)
-	buf := make([]byte, 64<<10)
+	// One PTY read returns at most a few KB (n_tty's buffer); a larger
+	// buffer is heap every session holds for nothing (and, with Go's GC
+	// leaving the heap twice its live size, twice that in RSS).
+	buf := make([]byte, 16<<10)
 	for {
 		n, err := s.ptmx.Read(buf)
 		if n > 0 {
@@ -238,6 +242,10 @@ func (s *Session) emitOutput(b []byte) {
 
 // classifyLoop classifies when — and only when — the screen changed.
 func (s *Session) classifyLoop() {
+	if every := s.mgr.opts.DetectPoll; every > 0 {
+		s.pollLoop(every)
+		return
+	}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	for {
@@ -247,6 +255,26 @@ func (s *Session) classifyLoop() {
 			return
 		}
 		s.coalesce(timer)
+		if s.isBroken() {
+			return
+		}
+		s.guard("classifying", func() { s.update() })
+	}
+}
+
+// pollLoop is classifyLoop for Options.DetectPoll (benchmarks only): render
+// and classify on every tick, changed or not.
+func (s *Session) pollLoop(every time.Duration) {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+		case <-s.changed:
+			continue // a poller does not look at output
+		case <-s.readDone:
+			return
+		}
 		if s.isBroken() {
 			return
 		}
@@ -469,11 +497,28 @@ func (s *Session) setStateLocked(next State) (State, bool) {
 
 // classifyNow renders and classifies the screen as it is at this moment.
 func (s *Session) classifyNow() (detect.Verdict, detect.Screen) {
+	if s.mgr.opts.DetectPoll > 0 {
+		// A poller knows nothing of what changed: render every row and
+		// classify every time.
+		sc := s.term.SnapshotAll()
+		s.mu.Lock()
+		m := s.manifest
+		s.mu.Unlock()
+		return m.Classify(sc), sc
+	}
 	sc := s.term.Snapshot()
 	s.mu.Lock()
 	m := s.manifest
+	v, ok := s.verdicts.lookup(m, sc)
 	s.mu.Unlock()
-	return m.Classify(sc), sc
+	if ok {
+		return v, sc
+	}
+	v = m.Classify(sc)
+	s.mu.Lock()
+	s.verdicts.store(m, sc, v)
+	s.mu.Unlock()
+	return v, sc
 }
 
 func (s *Session) waitLoop() {

@@ -1,6 +1,7 @@
 package term
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -60,5 +61,46 @@ func BenchmarkSnapshot(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		t.Snapshot()
+	}
+}
+
+// BenchmarkSnapshotFrame is the live path's unit of work: write a frame,
+// then render the screen. "spinner" redraws one row, "repaint" clears and
+// redraws all 40; "dirty" is Snapshot as shipped (only the rows vt10x
+// marked dirty), "cell" renders every row through vt10x's Cell, as before.
+// The screen starts as a real session's last one.
+func BenchmarkSnapshotFrame(b *testing.B) {
+	files, _ := filepath.Glob("../../fixtures/*/*/sessions/*.raw")
+	if len(files) == 0 {
+		b.Skip("no session recordings under fixtures/")
+	}
+	sort.Strings(files)
+	raw, _ := os.ReadFile(files[0])
+	var repaint []byte
+	repaint = append(repaint, "\x1b[H\x1b[2J"...)
+	for y := range 40 {
+		repaint = fmt.Appendf(repaint, "\x1b[%d;1H%3d │ some source text that fills half of the row, like code does", y+1, y)
+	}
+	frames := map[string][][]byte{
+		"spinner": {[]byte("\x1b[3;1H\x1b[2K✢ Thinking… (1s · esc to interrupt)"), []byte("\x1b[3;1H\x1b[2K✳ Thinking… (2s · esc to interrupt)")},
+		"repaint": {repaint, append([]byte("\x1b[?25l"), repaint...)},
+	}
+	for _, kind := range []string{"spinner", "repaint"} {
+		for _, how := range []string{"dirty", "cell"} {
+			b.Run(kind+"/"+how, func(b *testing.B) {
+				t := New(Options{Cols: 120, Rows: 40})
+				if how == "cell" {
+					t.inner = vtInner{}
+				}
+				t.Write(raw)
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					t.Write(frames[kind][i%2])
+					t.Snapshot()
+					i++
+				}
+			})
+		}
 	}
 }

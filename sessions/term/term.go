@@ -33,6 +33,10 @@ type Terminal struct {
 
 	pending []byte // an unfinished escape sequence or UTF-8 rune
 	rowBuf  []byte // reused while rendering rows
+	// shown is the last Snapshot's rows. Snapshot renders again only the
+	// rows vt10x marked dirty since then (see rows.go).
+	shown []string
+	inner vtInner
 
 	title          string
 	status         *detect.StatusRecord
@@ -66,7 +70,7 @@ func New(o Options) *Terminal {
 	if o.Rows < 1 {
 		o.Rows = 40
 	}
-	return &Terminal{
+	t := &Terminal{
 		vt:           vt10x.New(vt10x.WithSize(o.Cols, o.Rows)),
 		cols:         o.Cols,
 		rows:         o.Rows,
@@ -74,6 +78,8 @@ func New(o Options) *Terminal {
 		reply:        o.Reply,
 		answerStatus: !o.NoStatusAnswer,
 	}
+	t.inner = reachInner(t.vt)
+	return t
 }
 
 // Resize changes the emulated screen size.
@@ -468,8 +474,16 @@ func seqEnd(buf []byte, i int) (end int, complete bool) {
 	return i + 2, true
 }
 
-// Snapshot renders the screen as a person sees it.
-func (t *Terminal) Snapshot() detect.Screen {
+// Snapshot renders the screen as a person sees it. It must be the only
+// caller of vt10x's Lock/Unlock: Unlock clears the dirty rows it relies on.
+func (t *Terminal) Snapshot() detect.Screen { return t.snapshot(false) }
+
+// SnapshotAll is Snapshot rendering every row, changed or not: the work of
+// a renderer that does not know what changed (agentd --detect-poll, the
+// 50 ms poll the benchmarks compare against).
+func (t *Terminal) SnapshotAll() detect.Screen { return t.snapshot(true) }
+
+func (t *Terminal) snapshot(all bool) detect.Screen {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.vt.Lock()
@@ -491,29 +505,8 @@ func (t *Terminal) Snapshot() detect.Screen {
 		s.Status = &rec
 	}
 	s.StatusSeq = t.statusSeq
-	buf := t.rowBuf[:0]
-	for y := 0; y < rows; y++ {
-		// Find the last non-blank cell first: most rows are mostly empty.
-		last := cols - 1
-		for ; last >= 0; last-- {
-			if r := t.vt.Cell(last, y).Char; r != ' ' && r != 0 {
-				break
-			}
-		}
-		buf = buf[:0]
-		for x := 0; x <= last; x++ {
-			r := t.vt.Cell(x, y).Char
-			if r == 0 {
-				r = ' '
-			}
-			buf = utf8.AppendRune(buf, r)
-			if r >= 0x1100 && cellWidth(r) == 2 && x+1 <= last && t.vt.Cell(x+1, y).Char == ' ' {
-				x++ // the wide glyph's second cell
-			}
-		}
-		s.Lines[y] = string(buf)
-	}
-	t.rowBuf = buf
+	t.renderRows(cols, rows, all)
+	copy(s.Lines, t.shown)
 	return s
 }
 

@@ -1,0 +1,346 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The scale section: agentd's CPU and memory with many sessions, beside a
+// build of the same rules that classifies every session on a 50 ms ticker
+// (agentd --detect-poll 50ms), in the same run.
+
+func init() {
+	register(section{name: "scale", what: "CPU and memory with 10, 50, 200 sessions looping real recordings, and idle ones, beside a 50 ms poll", run: runScale})
+}
+
+// loopMaxGap caps the pauses of a looping replay, as the latency bench does.
+const loopMaxGap = 500 * time.Millisecond
+
+// rec is one committed session recording.
+type rec struct {
+	Name        string // agent/version/scenario
+	Raw, Timing string
+	Agent       string `json:"agent"`
+	Cols        int    `json:"cols"`
+	Rows        int    `json:"rows"`
+}
+
+// benchRecordings lists fixtures/*/*/sessions/*.json, sorted.
+func (b *bench) benchRecordings() ([]rec, error) {
+	files, _ := filepath.Glob(filepath.Join(b.root, "fixtures/*/*/sessions/*.json"))
+	sort.Strings(files)
+	var out []rec
+	for _, f := range files {
+		var r rec
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(data, &r); err != nil {
+			return nil, fmt.Errorf("%s: %v", f, err)
+		}
+		base := strings.TrimSuffix(f, ".json")
+		r.Raw, r.Timing = base+".raw", base+".timing"
+		rel, _ := filepath.Rel(filepath.Join(b.root, "fixtures"), base)
+		r.Name = strings.Replace(rel, "/sessions/", "/", 1)
+		out = append(out, r)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no recordings under fixtures/*/*/sessions")
+	}
+	return out, nil
+}
+
+// writes splits a recording into its writes and the (capped) pause before
+// each.
+func (r rec) writes(maxGap time.Duration) ([][]byte, []time.Duration, error) {
+	raw, err := os.ReadFile(r.Raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	tf, err := os.Open(r.Timing)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer tf.Close()
+	var ws [][]byte
+	var gaps []time.Duration
+	off := 0
+	sc := bufio.NewScanner(tf)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) != 2 {
+			continue
+		}
+		d, err1 := strconv.ParseFloat(f[0], 64)
+		n, err2 := strconv.Atoi(f[1])
+		if err1 != nil || err2 != nil || off+n > len(raw) {
+			return nil, nil, fmt.Errorf("%s: bad timing line %q", r.Timing, sc.Text())
+		}
+		ws = append(ws, raw[off:off+n])
+		gaps = append(gaps, min(time.Duration(d*float64(time.Second)), maxGap))
+		off += n
+	}
+	return ws, gaps, sc.Err()
+}
+
+// procCPUTicks is a process's utime+stime in USER_HZ (100 a second).
+func procCPUTicks(pid int) (int64, error) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: too few fields", pid)
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return ut + st, nil
+}
+
+// procRSSKB is a process's resident set (VmRSS) in KB.
+func procRSSKB(pid int) (int64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			f := strings.Fields(rest)
+			if len(f) > 0 {
+				return strconv.ParseInt(f[0], 10, 64)
+			}
+		}
+	}
+	return 0, fmt.Errorf("/proc/%d/status: no VmRSS", pid)
+}
+
+// cpuOver returns the process's CPU over d as percent of one core.
+func cpuOver(pid int, d time.Duration) (float64, error) {
+	before, err := procCPUTicks(pid)
+	if err != nil {
+		return 0, err
+	}
+	t0 := time.Now()
+	time.Sleep(d)
+	after, err := procCPUTicks(pid)
+	if err != nil {
+		return 0, err
+	}
+	return float64(after-before) / time.Since(t0).Seconds(), nil // ticks/s = % of one core at USER_HZ 100
+}
+
+// scaleRun is one agentd measured with a workload.
+type scaleRun struct {
+	cpu float64 // % of one core
+	rss int64   // KB at the end of the window
+}
+
+// measureSessions starts agentd with extra flags, spawns n sessions with
+// argv(i), waits warm, then measures CPU over window and RSS.
+func (b *bench) measureSessions(label string, extra []string, n int, spec func(i int) map[string]any, warm, window time.Duration) (scaleRun, error) {
+	if dir := os.Getenv("AGENTD_PROFILE_DIR"); dir != "" {
+		// A CPU profile of each agentd, for finding its hot path.
+		name := fmt.Sprintf("scale-%d-%s-%s.pprof", n, label, map[bool]string{true: "poll", false: "change"}[len(extra) > 0])
+		extra = append(append([]string(nil), extra...), "--cpuprofile", filepath.Join(dir, name))
+	}
+	p, err := b.startAgentd(extra...)
+	if err != nil {
+		return scaleRun{}, err
+	}
+	defer p.close()
+	for i := range n {
+		if _, err := p.spawn(spec(i)); err != nil {
+			return scaleRun{}, fmt.Errorf("spawn %d: %w", i, err)
+		}
+	}
+	time.Sleep(warm)
+	cpu, err := cpuOver(p.pid(), window)
+	if err != nil {
+		return scaleRun{}, err
+	}
+	rss, err := procRSSKB(p.pid())
+	return scaleRun{cpu: cpu, rss: rss}, err
+}
+
+// loopRate is the writes per second one looping session makes on average
+// over the recordings it cycles through (pauses capped, hold between).
+func loopRate(recs []rec, hold time.Duration) (float64, error) {
+	var writes int
+	var dur time.Duration
+	for _, r := range recs {
+		ws, gaps, err := r.writes(loopMaxGap)
+		if err != nil {
+			return 0, err
+		}
+		writes += len(ws)
+		dur += hold
+		for _, g := range gaps {
+			dur += g
+		}
+	}
+	return float64(writes) / dur.Seconds(), nil
+}
+
+func runScale(b *bench) (string, error) {
+	recs, err := b.benchRecordings()
+	if err != nil {
+		return "", err
+	}
+	counts := []int{10, 50, 200}
+	warm, window := 4*time.Second, 20*time.Second
+	if b.quick {
+		counts = []int{10, 50}
+		warm, window = 2*time.Second, 5*time.Second
+	}
+	const hold = 500 * time.Millisecond
+	rate, err := loopRate(recs, hold)
+	if err != nil {
+		return "", err
+	}
+	cwd := b.tmp
+	looping := func(i int) map[string]any {
+		r := recs[i%len(recs)]
+		return map[string]any{
+			"argv": []string{b.replay, "-raw", r.Raw, "-timing", r.Timing, "-maxgap", loopMaxGap.String(), "-hold", hold.String(), "-loop"},
+			"cwd":  cwd, "cols": r.Cols, "rows": r.Rows, "agent": r.Agent, "hooks": false,
+		}
+	}
+	idle := func(int) map[string]any {
+		return map[string]any{"argv": []string{"sleep", "3600"}, "cwd": cwd, "cols": 120, "rows": 40, "agent": "demo", "hooks": false}
+	}
+	poll := []string{"--detect-poll", "50ms"}
+
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "Each looping session replays one of the %d committed recordings (round robin) again and again, pauses capped at %s, %s between passes: about %.0f writes a second per session. CPU over %s after %s of warm-up, from /proc/<pid>/stat; RSS from VmRSS at the end. \"poll\" is the same agentd with `--detect-poll 50ms` (render and classify every session every 50 ms), run right after it.\n\n",
+		len(recs), loopMaxGap, hold, rate, window, warm)
+	sb.WriteString("| sessions | workload | agentd CPU (% of a core) | 50 ms poll CPU | agentd / poll | agentd RSS | poll RSS | target |\n|---|---|---|---|---|---|---|---|\n")
+	row := func(n int, label, what string, spec func(int) map[string]any, target func(a, p scaleRun) string) error {
+		b.logf("scale: %d sessions, %s, on change", n, what)
+		a, err := b.measureSessions(label, nil, n, spec, warm, window)
+		if err != nil {
+			return err
+		}
+		b.logf("scale: %d sessions, %s, 50 ms poll", n, what)
+		pr, err := b.measureSessions(label, poll, n, spec, warm, window)
+		if err != nil {
+			return err
+		}
+		ratio := "—"
+		if a.cpu < 0.05 {
+			ratio = "≈ 0"
+		} else if pr.cpu > 0 {
+			ratio = fmt.Sprintf("1/%.1f", pr.cpu/max(a.cpu, 0.01))
+		}
+		fmt.Fprintf(&sb, "| %d | %s | %.1f %% | %.1f %% | %s | %.1f MB | %.1f MB | %s |\n",
+			n, what, a.cpu, pr.cpu, ratio, float64(a.rss)/1024, float64(pr.rss)/1024, target(a, pr))
+		return nil
+	}
+	for _, n := range counts {
+		target := func(a, p scaleRun) string { return "—" }
+		if n == 50 {
+			target = func(a, p scaleRun) string {
+				return fmt.Sprintf("≤ 3 %% and ≤ 1/5 of poll: %s", metMissed(a.cpu <= 3 && a.cpu*5 <= p.cpu))
+			}
+		}
+		if err := row(n, "loop", "looping recordings", looping, target); err != nil {
+			return "", err
+		}
+	}
+	if err := row(50, "idle", "idle (`sleep`)", idle, func(a, p scaleRun) string {
+		return "~0: " + metMissed(a.cpu < 0.5)
+	}); err != nil {
+		return "", err
+	}
+
+	mem, err := b.memoryPerSession(recs)
+	if err != nil {
+		return "", err
+	}
+	sb.WriteString("\n" + mem)
+	return sb.String(), nil
+}
+
+func metMissed(ok bool) string {
+	if ok {
+		return "**met**"
+	}
+	return "**missed**"
+}
+
+// memoryPerSession measures agentd's RSS with 0, 50 and 200 sessions at
+// 120x40, blank ones (sleep) and ones that drew a real recording to its end
+// (replayed without pauses, then held).
+func (b *bench) memoryPerSession(recs []rec) (string, error) {
+	var drawn []rec
+	for _, r := range recs {
+		if r.Cols == 120 && r.Rows == 40 {
+			drawn = append(drawn, r)
+		}
+	}
+	steps := []int{50, 200}
+	settleFor := 3 * time.Second
+	if b.quick {
+		steps = []int{50}
+		settleFor = 2 * time.Second
+	}
+	kinds := []struct {
+		what string
+		spec func(i int) map[string]any
+	}{
+		{"blank (`sleep`)", func(int) map[string]any {
+			return map[string]any{"argv": []string{"sleep", "3600"}, "cwd": b.tmp, "cols": 120, "rows": 40, "agent": "demo", "hooks": false}
+		}},
+		{"drew a real recording", func(i int) map[string]any {
+			r := drawn[i%len(drawn)]
+			return map[string]any{
+				"argv": []string{b.replay, "-raw", r.Raw, "-timing", r.Timing, "-maxgap", "0s", "-hold", "1h"},
+				"cwd":  b.tmp, "cols": 120, "rows": 40, "agent": r.Agent, "hooks": false,
+			}
+		}},
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "Memory: agentd's RSS with N sessions at 120×40, %s after the last spawn; per session is (RSS(N) − RSS(0)) / N.\n\n", settleFor)
+	sb.WriteString("| sessions | what they show | agentd RSS | per session | target ≤ 512 KB |\n|---|---|---|---|---|\n")
+	for _, k := range kinds {
+		p, err := b.startAgentd()
+		if err != nil {
+			return "", err
+		}
+		time.Sleep(settleFor)
+		base, err := procRSSKB(p.pid())
+		if err != nil {
+			p.close()
+			return "", err
+		}
+		fmt.Fprintf(&sb, "| 0 | %s | %.1f MB | — | — |\n", k.what, float64(base)/1024)
+		have := 0
+		for _, n := range steps {
+			b.logf("scale: memory, %d sessions, %s", n, k.what)
+			for ; have < n; have++ {
+				if _, err := p.spawn(k.spec(have)); err != nil {
+					p.close()
+					return "", err
+				}
+			}
+			time.Sleep(settleFor)
+			rss, err := procRSSKB(p.pid())
+			if err != nil {
+				p.close()
+				return "", err
+			}
+			per := float64(rss-base) / float64(n)
+			fmt.Fprintf(&sb, "| %d | %s | %.1f MB | %.0f KB | %s |\n", n, k.what, float64(rss)/1024, per, metMissed(per <= 512))
+		}
+		p.close()
+	}
+	return sb.String(), nil
+}
