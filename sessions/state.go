@@ -155,6 +155,17 @@ func fromReport(rep report, screen detect.Verdict) (State, bool) {
 		if kind == "" {
 			kind = "permission"
 		}
+		if kind == "auth" {
+			// "Not logged in · Please run /login", "Invalid API key": no
+			// option on screen to pick (a readable one would have won
+			// above), the person has to fix a login, and the agent cannot
+			// go on until then: design.md's error, login required.
+			st.Name = Error
+			if rep.source == SourceOSC {
+				st.Reason = "osc7501.auth"
+			}
+			return st, true
+		}
 		st.Name = Blocked
 		st.Prompt = &detect.Prompt{Kind: kind, Question: r.Message, Options: []detect.Option{}, Freeform: true}
 		st.Prompt.ID = detect.Fingerprint(st.Prompt)

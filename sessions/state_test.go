@@ -25,6 +25,8 @@ func TestDecide(t *testing.T) {
 		{"screen blocker beats a report", evidence{screen: blocked, report: rec("working"), current: cur(Working)}, Blocked, SourceScreen, ""},
 		{"report beats other screen rules", evidence{screen: idle, report: rec("working"), current: cur(Idle)}, Working, SourceOSC, ""},
 		{"blocked report without a readable prompt", evidence{screen: working, report: rec("blocked"), current: cur(Working)}, Blocked, SourceOSC, ""},
+		{"an auth report without a prompt on screen is a login to fix", evidence{screen: working, report: &report{source: SourceOSC, rec: &detect.StatusRecord{State: "blocked", Kind: "auth", Message: "Not logged in · Please run /login"}}, current: cur(Working)}, Error, SourceOSC, ""},
+		{"an auth prompt on screen is blocked", evidence{screen: blocked, report: &report{source: SourceOSC, rec: &detect.StatusRecord{State: "blocked", Kind: "auth"}}, current: cur(Working)}, Blocked, SourceScreen, ""},
 		{"unknown report state is ignored", evidence{screen: working, report: &report{source: SourceOSC, rec: &detect.StatusRecord{State: "dancing"}}, current: cur(Idle)}, Working, SourceScreen, ""},
 		{"completion line is done", evidence{screen: done, current: cur(Working)}, Done, SourceScreen, "completed"},
 		{"seen done is idle", evidence{screen: done, current: cur(Done), seen: true}, Idle, SourceScreen, ""},
