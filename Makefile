@@ -33,10 +33,11 @@ unit:
 
 # Live conformance: install the pinned agents, record every scenario fresh
 # into a temporary folder, and classify those captures. An agent whose UI
-# drifted fails here instead of reaching a user.
+# drifted fails here instead of reaching a user. (-dwell 0: the 6 s a
+# recording holds each prompt matters to the bench's recordings, not here.)
 conformance:
 	@tmp=$$(mktemp -d) && \
-	AGENTD_AGENTS_CACHE=$(AGENTS_CACHE) $(GO) run ./fixtures/record -out $$tmp && \
+	AGENTD_AGENTS_CACHE=$(AGENTS_CACHE) $(GO) run ./fixtures/record -out $$tmp -dwell 0 && \
 	AGENTD_FIXTURES=$$tmp $(GO) test -count=1 -run 'TestCorpus|TestNoFalseBlocked' ./detect/ ; \
 	status=$$?; rm -rf $$tmp; exit $$status
 
