@@ -25,6 +25,7 @@ const (
 	CodeSessionNotFound = -32010
 	CodeSessionExited   = -32011
 	CodeSpawnFailed     = -32012
+	CodeInputBacklog    = -32013
 	CodeSessionBlocked  = -32020
 	CodePromptStale     = -32021
 	CodeOptionUnknown   = -32022

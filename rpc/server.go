@@ -137,7 +137,7 @@ func (s *Server) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 		key := inputKey(req)
 		prev, mine, ok := s.inputs.enter(key)
 		if !ok {
-			replyErr(ctx, conn, req, &jsonrpc2.Error{Code: CodeInternalError, Message: fmt.Sprintf("session/input: session %q is not reading its input: %d earlier inputs still wait", key, maxWaitingInputs)}, s.log)
+			replyErr(ctx, conn, req, &jsonrpc2.Error{Code: CodeInputBacklog, Message: fmt.Sprintf("session/input: session %q is not reading its input: %d earlier inputs still wait", key, maxWaitingInputs)}, s.log)
 			return
 		}
 		go func() {

@@ -22,6 +22,7 @@ export const ErrorCodes = {
   SessionNotFound: -32010,
   SessionExited: -32011,
   SpawnFailed: -32012,
+  InputBacklog: -32013,
   SessionBlocked: -32020,
   PromptStale: -32021,
   OptionUnknown: -32022,

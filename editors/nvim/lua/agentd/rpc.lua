@@ -31,6 +31,7 @@ M.codes = {
   no_session = -32010,
   session_exited = -32011,
   spawn_failed = -32012,
+  input_backlog = -32013,
   blocked = -32020,
   stale_prompt = -32021,
   no_option = -32022,
