@@ -19,7 +19,6 @@ package main
 // gone_offset (where it left the screen) and answer_offset (the next input).
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -33,6 +32,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentd/agentd/detect"
+	"github.com/agentd/agentd/fixtures/recording"
 	"github.com/agentd/agentd/sessions"
 	"github.com/agentd/agentd/sessions/term"
 )
@@ -126,31 +126,9 @@ func loadSessionRecs(root string) ([]*sessionRec, error) {
 
 func (r *sessionRec) base() string { return strings.TrimSuffix(r.path, ".json") }
 
-func (r *sessionRec) load() error {
-	raw, err := os.ReadFile(r.base() + ".raw")
-	if err != nil {
-		return err
-	}
-	tf, err := os.ReadFile(r.base() + ".timing")
-	if err != nil {
-		return err
-	}
-	off := 0
-	for _, line := range strings.Split(strings.TrimSpace(string(tf)), "\n") {
-		f := strings.Fields(line)
-		if len(f) != 2 {
-			continue
-		}
-		d, err1 := strconv.ParseFloat(f[0], 64)
-		n, err2 := strconv.Atoi(f[1])
-		if err1 != nil || err2 != nil || off+n > len(raw) {
-			return fmt.Errorf("%s.timing: bad line %q", r.base(), line)
-		}
-		r.writes = append(r.writes, raw[off:off+n])
-		r.delays = append(r.delays, time.Duration(d*float64(time.Second)))
-		off += n
-	}
-	return nil
+func (r *sessionRec) load() (err error) {
+	r.writes, r.delays, err = recording.Read(r.base()+".raw", r.base()+".timing")
+	return err
 }
 
 // ---- truth ----
@@ -807,25 +785,9 @@ func (b *bench) replayLive(p *agentdProc, r *sessionRec, maxGap time.Duration) *
 		return res
 	}
 	res.states = p.states(id)
-	f, err := os.Open(logPath)
-	if err != nil {
+	if res.writes, res.ends, err = recording.ReadWriteLog(logPath); err != nil {
 		res.err = err
 		return res
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fl := strings.Fields(sc.Text())
-		if len(fl) != 2 {
-			continue
-		}
-		ns, err1 := strconv.ParseInt(fl[0], 10, 64)
-		off, err2 := strconv.Atoi(fl[1])
-		if err1 != nil || err2 != nil {
-			continue
-		}
-		res.writes = append(res.writes, time.Unix(0, ns))
-		res.ends = append(res.ends, off)
 	}
 	if len(res.writes) != len(r.writes) {
 		res.err = fmt.Errorf("the replayer logged %d writes of %d", len(res.writes), len(r.writes))

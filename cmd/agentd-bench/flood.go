@@ -5,11 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/agentd/agentd/detect"
+	"github.com/agentd/agentd/fixtures/recording"
 	"github.com/agentd/agentd/sessions"
 )
 
@@ -184,7 +184,7 @@ func (b *bench) latencyPhase(quiet []quietRec, flood map[string]any) (latencyRun
 		if err := p.waitState(id, "exited", 2*time.Minute); err != nil {
 			return r, err
 		}
-		writeAt, err := readWrites(logPath)
+		writeAt, _, err := recording.ReadWriteLog(logPath)
 		if err != nil {
 			return r, err
 		}
@@ -222,19 +222,3 @@ func (b *bench) latencyPhase(quiet []quietRec, flood map[string]any) (latencyRun
 }
 
 // readWrites reads the replayer's -log: "<unix-nanos> <end-offset>" a write.
-func readWrites(path string) ([]time.Time, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var out []time.Time
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		f := strings.Fields(line)
-		if len(f) != 2 {
-			continue
-		}
-		ns, _ := strconv.ParseInt(f[0], 10, 64)
-		out = append(out, time.Unix(0, ns))
-	}
-	return out, nil
-}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentd/agentd/fixtures/recording"
 )
 
 // The scale section: agentd's CPU and memory with many sessions, beside a
@@ -58,37 +59,11 @@ func (b *bench) benchRecordings() ([]rec, error) {
 	return out, nil
 }
 
-// writes splits a recording into its writes and the (capped) pause before
-// each.
+// writes splits a recording into its writes and the pause before each,
+// capped at maxGap.
 func (r rec) writes(maxGap time.Duration) ([][]byte, []time.Duration, error) {
-	raw, err := os.ReadFile(r.Raw)
-	if err != nil {
-		return nil, nil, err
-	}
-	tf, err := os.Open(r.Timing)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer tf.Close()
-	var ws [][]byte
-	var gaps []time.Duration
-	off := 0
-	sc := bufio.NewScanner(tf)
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) != 2 {
-			continue
-		}
-		d, err1 := strconv.ParseFloat(f[0], 64)
-		n, err2 := strconv.Atoi(f[1])
-		if err1 != nil || err2 != nil || off+n > len(raw) {
-			return nil, nil, fmt.Errorf("%s: bad timing line %q", r.Timing, sc.Text())
-		}
-		ws = append(ws, raw[off:off+n])
-		gaps = append(gaps, min(time.Duration(d*float64(time.Second)), maxGap))
-		off += n
-	}
-	return ws, gaps, sc.Err()
+	ws, pauses, err := recording.Read(r.Raw, r.Timing)
+	return ws, recording.Capped(pauses, maxGap), err
 }
 
 // procCPUTicks is a process's utime+stime in USER_HZ (100 a second).

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/detect"
+	rec "github.com/agentd/agentd/fixtures/recording"
 	"github.com/agentd/agentd/sessions"
 )
 
@@ -67,30 +67,14 @@ func loadRecordings(t testing.TB) []recording {
 	return out
 }
 
-// writes splits a recording into its original writes and the gaps before them.
+// writes splits a recording into its original writes and the gaps before
+// them, capped at maxGap.
 func (r recording) writes(t testing.TB, maxGap time.Duration) ([][]byte, []time.Duration) {
-	raw, err := os.ReadFile(r.Raw)
+	ws, pauses, err := rec.Read(r.Raw, r.Timing)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tf, err := os.Open(r.Timing)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tf.Close()
-	var ws [][]byte
-	var gaps []time.Duration
-	off := 0
-	sc := bufio.NewScanner(tf)
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		d, _ := strconv.ParseFloat(f[0], 64)
-		n, _ := strconv.Atoi(f[1])
-		ws = append(ws, raw[off:off+n])
-		gaps = append(gaps, min(time.Duration(d*float64(time.Second)), maxGap))
-		off += n
-	}
-	return ws, gaps
+	return ws, rec.Capped(pauses, maxGap)
 }
 
 // BenchmarkStateLatency replays real recordings through a PTY hosted by the
@@ -174,20 +158,11 @@ func abs(p string) string {
 }
 
 func readWriteLog(t testing.TB, path string) []time.Time {
-	data, err := os.ReadFile(path)
+	at, _, err := rec.ReadWriteLog(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []time.Time
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		f := strings.Fields(line)
-		if len(f) != 2 {
-			continue
-		}
-		ns, _ := strconv.ParseInt(f[0], 10, 64)
-		out = append(out, time.Unix(0, ns))
-	}
-	return out
+	return at
 }
 
 type timedNote struct {
