@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentd/agentd/acp"
+	"github.com/agentd/agentd/sessions/term"
 )
 
 // ptyTerminals runs an ACP agent's terminal/* commands as agentd PTY
@@ -174,40 +175,7 @@ func (s *Session) captured() (string, bool) {
 	return text, truncated
 }
 
-// plainText drops CSI, OSC and other escape sequences and carriage returns
-// before line feeds.
+// plainText is the output without escape sequences, with CRLF as LF.
 func plainText(b []byte) string {
-	var out strings.Builder
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if c == 0x1b && i+1 < len(b) {
-			switch b[i+1] {
-			case '[':
-				j := i + 2
-				for j < len(b) && (b[j] < 0x40 || b[j] > 0x7e) {
-					j++
-				}
-				i = j
-				continue
-			case ']', 'P', '_', '^':
-				j := i + 2
-				for j < len(b) && b[j] != 0x07 && !(b[j] == 0x1b && j+1 < len(b) && b[j+1] == '\\') {
-					j++
-				}
-				if j < len(b) && b[j] == 0x1b {
-					j++
-				}
-				i = j
-				continue
-			default:
-				i++
-				continue
-			}
-		}
-		if c == '\r' && i+1 < len(b) && b[i+1] == '\n' {
-			continue
-		}
-		out.WriteByte(c)
-	}
-	return out.String()
+	return strings.ReplaceAll(string(term.StripEscapes(b)), "\r\n", "\n")
 }

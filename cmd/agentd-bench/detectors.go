@@ -501,41 +501,13 @@ func tailDetector(m *detect.Manifest, cols, rows int, writes [][]byte, at []time
 	return chs
 }
 
-// stripEscapes removes ANSI/VT escape sequences (CSI, OSC, DCS and the
-// like, two- and three-byte escapes) and control characters other than
-// newline and tab, as strip-ansi style tools do.
+// stripEscapes removes escape sequences and control characters other
+// than newline and tab, as strip-ansi style tools do.
 func stripEscapes(b []byte) string {
-	var out []byte
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		switch {
-		case c == 0x1b && i+1 < len(b):
-			switch b[i+1] {
-			case '[':
-				j := i + 2
-				for j < len(b) && (b[j] < 0x40 || b[j] > 0x7e) {
-					j++
-				}
-				i = j
-			case ']', 'P', 'X', '^', '_':
-				j := i + 2
-				for j < len(b) && b[j] != 0x07 && !(b[j] == 0x1b && j+1 < len(b) && b[j+1] == '\\') {
-					j++
-				}
-				if j < len(b) && b[j] == 0x1b {
-					j++
-				}
-				i = j
-			case '(', ')', '*', '+', '#', '%':
-				i += 2
-			default:
-				i++
-			}
-		case c == 0x1b:
-		case c == '\n' || c == '\t':
-			out = append(out, c)
-		case c < 0x20 || c == 0x7f:
-		default:
+	plain := term.StripEscapes(b)
+	out := plain[:0]
+	for _, c := range plain {
+		if c >= 0x20 && c != 0x7f || c == '\n' || c == '\t' {
 			out = append(out, c)
 		}
 	}
