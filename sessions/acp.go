@@ -84,13 +84,7 @@ func (s *Session) waitACP() {
 	defer s.updateMu.Unlock()
 	st := &ExitStatus{Code: e.Code, Signal: e.Signal}
 	s.mu.Lock()
-	s.exited = st
-	exitState := State{Agent: s.manifest.Name, Name: Exited, Source: SourceProcess, Reason: "process.exit", Since: time.Now()}
-	if st.Signal != "" {
-		exitState.Reason = "process.signal"
-	}
-	s.state = exitState
-	s.revision++
+	exitState := s.exitedLocked(st)
 	s.mu.Unlock()
 	s.mgr.tellKeeper('-', s.Pid)
 	s.mgr.publish(s, exitState)

@@ -544,12 +544,7 @@ func (s *Session) waitLoop() {
 	s.updateMu.Lock()
 	defer s.updateMu.Unlock()
 	s.mu.Lock()
-	s.exited = st
-	exitState := State{Agent: s.manifest.Name, Name: Exited, Source: SourceProcess, Reason: "process.exit", Since: time.Now()}
-	if st.Signal != "" {
-		exitState.Reason = "process.signal"
-	}
-	s.state = exitState
+	exitState := s.exitedLocked(st)
 	s.mu.Unlock()
 	_ = s.ptmx.Close()
 	// The group may still hold processes that left the session leader
@@ -562,6 +557,19 @@ func (s *Session) waitLoop() {
 	s.mgr.publish(s, exitState)
 	s.mgr.events.Exited(s.ID, *st)
 	close(s.exitDone)
+}
+
+// exitedLocked records that the session's process ended, PTY or ACP
+// alike: exited is its final state.
+func (s *Session) exitedLocked(st *ExitStatus) State {
+	s.exited = st
+	reason := "process.exit"
+	if st.Signal != "" {
+		reason = "process.signal"
+	}
+	s.state = State{Agent: s.manifest.Name, Name: Exited, Source: SourceProcess, Reason: reason, Since: time.Now()}
+	s.revision++
+	return s.state
 }
 
 // IsACP reports whether the session speaks ACP rather than running in a PTY.
