@@ -176,3 +176,16 @@ func (s *stream) Close() error {
 	}
 	return nil
 }
+
+// ReadMessage reads one framed message body from r: what a forwarder needs
+// to look at the first messages before it only copies bytes.
+func ReadMessage(r *bufio.Reader) ([]byte, error) {
+	st := &stream{r: r, max: MaxMessage}
+	return st.readFrame()
+}
+
+// WriteMessage writes body as one framed message.
+func WriteMessage(w io.Writer, body []byte) error {
+	st := &stream{w: w}
+	return st.writeRaw(body)
+}

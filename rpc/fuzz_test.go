@@ -50,7 +50,8 @@ func FuzzParams(f *testing.F) {
 		f.Add(uint8(i), []byte(p))
 	}
 	rules, _ := detect.Load(nil, "")
-	srv := NewServer(sessions.Options{Rules: rules}, "fuzz", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv := NewServer(sessions.Options{Rules: rules}, Config{Version: "fuzz", Private: true, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	c := &clientConn{srv: srv, attention: sessions.NewAttention(0), watching: map[string]bool{}}
 	known := map[int64]bool{CodeInvalidParams: true, CodeSessionNotFound: true, CodeSessionExited: true, CodeNotSupported: true}
 	f.Fuzz(func(t *testing.T, m uint8, params []byte) {
 		method := methods[int(m)%len(methods)]
@@ -59,7 +60,7 @@ func FuzzParams(f *testing.F) {
 		if json.Valid(params) {
 			req.Params = &raw
 		}
-		_, err := srv.handlers[method](context.Background(), req)
+		_, err := srv.handlers[method](context.Background(), c, req)
 		if err == nil {
 			return
 		}

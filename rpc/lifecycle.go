@@ -2,29 +2,112 @@ package rpc
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
 
 	"github.com/sourcegraph/jsonrpc2"
 )
 
-func (s *Server) initialize(_ context.Context, req *jsonrpc2.Request) (any, error) {
+func (s *Server) initialize(_ context.Context, c *clientConn, req *jsonrpc2.Request) (any, error) {
 	var p InitializeParams
 	if req.Params != nil {
 		if err := decode(req, &p); err != nil {
 			return nil, err
 		}
 	}
+	c.mu.Lock()
 	if p.ClientInfo != nil {
-		s.log.Info("editor connected", "client", p.ClientInfo.Name, "version", p.ClientInfo.Version)
+		c.name = p.ClientInfo.Name
 	}
-	res := InitializeResult{ServerInfo: ClientInfo{Name: "agentd", Version: s.version}, ProtocolVersion: ProtocolVersion, Agents: []AgentInfo{}}
+	c.folders = p.WorkspaceFolders
+	warnings := append([]string(nil), c.warnings...)
+	c.mu.Unlock()
+	if p.ClientInfo != nil {
+		s.log.Info("editor connected", "client", c.id, "name", p.ClientInfo.Name, "version", p.ClientInfo.Version)
+	}
+	res := InitializeResult{ServerInfo: ClientInfo{Name: "agentd", Version: s.cfg.Version}, ProtocolVersion: ProtocolVersion,
+		Agents: []AgentInfo{}, Daemon: s.daemonInfo(), Warnings: warnings}
 	for _, m := range s.mgr.Rules().Manifests() {
 		res.Agents = append(res.Agents, AgentInfo{Name: m.Name, Display: m.Display, Process: m.Identify.Process})
 	}
 	return res, nil
 }
 
-// shutdown ends every session; the editor then sends exit.
-func (s *Server) shutdown(context.Context, *jsonrpc2.Request) (any, error) {
-	s.mgr.Shutdown()
+// daemonInfo describes this agentd process.
+func (s *Server) daemonInfo() Daemon {
+	return Daemon{Version: s.cfg.Version, ProtocolVersion: ProtocolVersion, Pid: os.Getpid(),
+		Instance: fmt.Sprintf("%d-%d", os.Getpid(), s.started.UnixNano()), Socket: s.cfg.Socket,
+		StartedAt: stamp(s.started), Private: s.cfg.Private}
+}
+
+// shutdown: in private mode it ends every session, as the client's leaving
+// will. A daemon's client only says it is going: its sessions are the
+// person's, not the window's. The client then sends exit.
+func (s *Server) shutdown(context.Context, *clientConn, *jsonrpc2.Request) (any, error) {
+	if s.cfg.Private {
+		s.mgr.Shutdown()
+	}
 	return nil, nil
 }
+
+// hello is the first request of a forwarder or the CLI on the daemon's
+// socket: its version, its folder and the environment its sessions run in.
+func (s *Server) hello(_ context.Context, c *clientConn, req *jsonrpc2.Request) (any, error) {
+	var p HelloParams
+	if err := decode(req, &p); err != nil {
+		return nil, err
+	}
+	res := HelloResult{Daemon: s.daemonInfo()}
+	if p.Version != "" && p.Version != s.cfg.Version && p.ProtocolVersion == ProtocolVersion {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the agentd daemon (pid %d) is version %s and this agentd is %s; they speak the same protocol, so this works, but `agentd stop` and a new start would run the newer one", os.Getpid(), s.cfg.Version, p.Version))
+	}
+	c.mu.Lock()
+	c.version, c.cwd = p.Version, p.Cwd
+	if p.Env != nil {
+		c.env = append([]string(nil), p.Env...)
+	}
+	c.warnings = res.Warnings
+	c.mu.Unlock()
+	s.log.Info("client said hello", "client", c.id, "version", p.Version, "pid", p.Pid)
+	return res, nil
+}
+
+// stopDaemon is agentd stop: without force it refuses while agents run,
+// naming them; with force it ends them. The reply goes out first, then
+// the server ends.
+func (s *Server) stopDaemon(ctx context.Context, c *clientConn, req *jsonrpc2.Request) (any, error) {
+	var p StopParams
+	if req.Params != nil && string(*req.Params) != "null" {
+		if err := decode(req, &p); err != nil {
+			return nil, err
+		}
+	}
+	var live []string
+	for _, sess := range s.mgr.List() {
+		if in := sess.Info(); in.Exit == nil {
+			live = append(live, fmt.Sprintf("%s (%s, %s)", in.ID, in.Name, in.State.Name))
+		}
+	}
+	if len(live) > 0 && !p.Force {
+		e := &jsonrpc2.Error{Code: CodeSessionsRunning, Message: fmt.Sprintf("%s: %d session(s) still run: %s; `agentd stop --force` ends them", MethodStop, len(live), strings.Join(live, ", "))}
+		e.SetError(map[string]any{"sessions": live})
+		return nil, e
+	}
+	s.log.Info("stop requested", "client", c.id, "force", p.Force, "sessions", len(live))
+	if !req.Notif {
+		if err := c.conn.Reply(ctx, req.ID, nil); err != nil {
+			s.log.Warn("reply failed", "method", req.Method, "err", err)
+		}
+	}
+	s.Stop()
+	return nil, errReplied
+}
+
+// errReplied tells handle that the handler has sent its reply itself.
+var errReplied = errors.New("already replied")
+
+// Stop ends the server: it is stopping once this returns, and whoever
+// serves (Serve, Run) ends every session and returns.
+func (s *Server) Stop() { s.stopOnce.Do(func() { close(s.stop) }) }

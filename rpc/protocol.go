@@ -33,12 +33,71 @@ const (
 	CodeAlreadyAnswered = -32025
 	CodeTurnRunning     = -32026
 	CodeNotSupported    = -32030
+	// CodeSessionsRunning refuses agentd/stop without force while agents run.
+	CodeSessionsRunning = -32040
+	// CodeIncompatible: a forwarder or CLI whose protocol version differs
+	// from the running daemon's.
+	CodeIncompatible = -32041
+	// CodeNoDaemon: the forwarder could neither reach nor start the daemon.
+	CodeNoDaemon = -32042
 )
+
+// Methods of agentd's own, beside the editor protocol.
+const (
+	// MethodHello is what a forwarder or the CLI sends first on the
+	// daemon's socket: who it is and the environment sessions it asks for
+	// should run in.
+	MethodHello = "agentd/hello"
+	// MethodStop ends the daemon (agentd stop).
+	MethodStop = "agentd/stop"
+)
+
+// HelloParams introduce a client of the daemon.
+type HelloParams struct {
+	Version         string `json:"version"`
+	ProtocolVersion int    `json:"protocolVersion"`
+	Pid             int    `json:"pid"`
+	// Cwd is the client's working folder: a spawn without cwd runs there.
+	Cwd string `json:"cwd,omitempty"`
+	// Env is the client's environment ("K=V"): sessions it spawns run in
+	// it, with session/spawn's env added.
+	Env []string `json:"env,omitempty"`
+}
+
+// HelloResult describes the daemon.
+type HelloResult struct {
+	Daemon
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Daemon describes the agentd process that owns the sessions.
+type Daemon struct {
+	Version         string `json:"version"`
+	ProtocolVersion int    `json:"protocolVersion"`
+	Pid             int    `json:"pid"`
+	// Instance changes each time a daemon starts: session ids of another
+	// instance are not these sessions.
+	Instance  string `json:"instance"`
+	Socket    string `json:"socket,omitempty"`
+	StartedAt string `json:"startedAt"`
+	// Private: the sessions end with this one client (agentd --stdio --private).
+	Private bool `json:"private"`
+}
+
+// StopParams ask the daemon to end.
+type StopParams struct {
+	// Force ends the sessions that still run; without it a daemon with
+	// live sessions refuses (CodeSessionsRunning).
+	Force bool `json:"force,omitempty"`
+}
 
 // InitializeParams opens a connection.
 type InitializeParams struct {
 	ClientInfo   *ClientInfo    `json:"clientInfo,omitempty"`
 	Capabilities map[string]any `json:"capabilities,omitempty"`
+	// WorkspaceFolders are the folders the editor has open; sessions it
+	// spawns record them, so every editor can list "this workspace" first.
+	WorkspaceFolders []string `json:"workspaceFolders,omitempty"`
 }
 
 // ClientInfo names the editor.
@@ -52,6 +111,10 @@ type InitializeResult struct {
 	ServerInfo      ClientInfo  `json:"serverInfo"`
 	ProtocolVersion int         `json:"protocolVersion"`
 	Agents          []AgentInfo `json:"agents"`
+	Daemon          Daemon      `json:"daemon"`
+	// Warnings are for the person: e.g. the daemon is another build than
+	// the agentd the editor started.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // AgentInfo is one agent agentd has rules for.
@@ -65,7 +128,8 @@ type AgentInfo struct {
 type SpawnParams struct {
 	Argv []string `json:"argv"`
 	Cwd  string   `json:"cwd"`
-	// Env is added to agentd's environment; a null value removes a variable.
+	// Env is added to the client's environment (what its agentd/hello
+	// carried; agentd's own without one); a null value removes a variable.
 	Env      map[string]*string `json:"env,omitempty"`
 	Cols     int                `json:"cols,omitempty"`
 	Rows     int                `json:"rows,omitempty"`
@@ -92,12 +156,21 @@ type Session struct {
 	Since       string         `json:"since"`
 	Prompt      *detect.Prompt `json:"prompt,omitempty"`
 	Exit        *Exit          `json:"exit,omitempty"`
+	// Origin is the client that spawned the session and its folders.
+	Origin *Origin `json:"origin,omitempty"`
+}
+
+// Origin says where a session was started from.
+type Origin struct {
+	Client           string   `json:"client,omitempty"`
+	WorkspaceFolders []string `json:"workspaceFolders,omitempty"`
 }
 
 // Exit is how a session's process ended.
 type Exit struct {
 	ExitCode int    `json:"exitCode"`
 	Signal   string `json:"signal,omitempty"`
+	At       string `json:"at,omitempty"`
 }
 
 // SessionRef names a session.

@@ -7,7 +7,7 @@ import (
 )
 
 // send is runtime_send: programmatic input, refused while a prompt waits.
-func (s *Server) send(_ context.Context, req *jsonrpc2.Request) (any, error) {
+func (s *Server) send(_ context.Context, c *clientConn, req *jsonrpc2.Request) (any, error) {
 	var p SendParams
 	sess, err := s.session(req, &p, func() string { return p.SessionID })
 	if err != nil {
@@ -18,7 +18,7 @@ func (s *Server) send(_ context.Context, req *jsonrpc2.Request) (any, error) {
 
 // answer is runtime_answer: answers the prompt on screen now, if it is the
 // one the editor showed, and reports the state that followed.
-func (s *Server) answer(_ context.Context, req *jsonrpc2.Request) (any, error) {
+func (s *Server) answer(_ context.Context, c *clientConn, req *jsonrpc2.Request) (any, error) {
 	var p AnswerParams
 	sess, err := s.session(req, &p, func() string { return p.SessionID })
 	if err != nil {

@@ -16,61 +16,83 @@ import (
 	"github.com/agentd/agentd/sessions"
 )
 
-// Server serves one editor connection.
+// Server owns agentd's sessions and serves its clients: the one editor on
+// stdio in private mode, or every connection to the daemon's socket. It is
+// the fan-out point: each client has its own notification queue (so a slow
+// one holds up nobody), its own output subscriptions and its own attention.
 type Server struct {
-	version string
+	cfg     Config
 	log     *slog.Logger
 	mgr     *sessions.Manager
-	out     *notifier
-	conn    *jsonrpc2.Conn
+	started time.Time
 
 	handlers map[string]handlerFunc
 	inputs   inputQueue
 
-	exitOnce sync.Once
-	exit     chan struct{}
+	mu      sync.Mutex
+	clients map[*clientConn]struct{}
+	nextID  int
+	// changed is poked when a client or a session comes or goes: the
+	// daemon's idle timer looks again.
+	changed chan struct{}
+
+	stopOnce sync.Once
+	stop     chan struct{} // closed when the server is to end: exit (private) or agentd/stop
 }
 
-// handlerFunc handles one method; it returns the result or an error
-// (a *jsonrpc2.Error or one errorFor maps).
-type handlerFunc func(ctx context.Context, req *jsonrpc2.Request) (any, error)
+// Config is how a Server runs.
+type Config struct {
+	Version string
+	Log     *slog.Logger
+	// Cooldown is the window in which each client is told attention at
+	// most once per session and state (default 30 s).
+	Cooldown time.Duration
+	// Private: one client, whose leaving ends every session (--private).
+	Private bool
+	// Socket is the daemon's socket, told to clients in initialize.
+	Socket string
+}
+
+// handlerFunc handles one method for one client; it returns the result or
+// an error (a *jsonrpc2.Error or one errorFor maps).
+type handlerFunc func(ctx context.Context, c *clientConn, req *jsonrpc2.Request) (any, error)
 
 // NewServer returns a server whose sessions follow opts.
-func NewServer(opts sessions.Options, version string, log *slog.Logger) *Server {
-	s := &Server{version: version, log: log, exit: make(chan struct{})}
-	s.out = newNotifier(log)
-	s.mgr = sessions.NewManager(opts, s.out)
-	s.handlers = s.methods()
-	s.out.repaint = func(id string) string {
-		if sess, err := s.mgr.Get(id); err == nil {
-			return sess.Repaint()
-		}
-		return ""
+func NewServer(opts sessions.Options, cfg Config) *Server {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	if opts.Log == nil {
+		opts.Log = cfg.Log
+	}
+	s := &Server{cfg: cfg, log: cfg.Log, started: time.Now(), clients: map[*clientConn]struct{}{},
+		changed: make(chan struct{}, 1), stop: make(chan struct{})}
+	s.mgr = sessions.NewManager(opts, s)
+	s.handlers = s.methods()
 	return s
 }
 
-// Serve reads requests from r and writes responses and notifications to w
-// until the editor sends exit or closes r. Every session's process group is
+// Manager is the sessions the server owns.
+func (s *Server) Manager() *sessions.Manager { return s.mgr }
+
+// Serve serves one client on r and w — the editor on stdio — until it
+// sends exit or closes r. In private mode every session's process group is
 // ended before it returns.
 func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
-	st := newStream(r, w, nil)
-	s.conn = jsonrpc2.NewConn(ctx, st, s, jsonrpc2.SetLogger(slogLogger{s.log}))
-	go s.out.run(ctx, s.conn)
+	c := s.newClient(ctx, newStream(r, w, nil))
 	select {
-	case <-s.conn.DisconnectNotify():
+	case <-c.conn.DisconnectNotify():
 		s.log.Info("editor closed the connection")
-	case <-s.exit:
+	case <-c.exit:
 		s.log.Info("exit requested")
+	case <-s.stop:
+		s.log.Info("stop requested")
 	case <-ctx.Done():
 	}
-	s.mgr.Shutdown()
-	s.out.close()
-	select { // let the last notifications (exits) reach the editor
-	case <-s.out.done:
-	case <-time.After(time.Second):
+	if s.cfg.Private {
+		s.mgr.Shutdown()
 	}
-	_ = s.conn.Close()
+	s.dropClient(c, true)
 	return nil
 }
 
@@ -81,6 +103,8 @@ func (s *Server) methods() map[string]handlerFunc {
 	return map[string]handlerFunc{
 		"initialize":        s.initialize,
 		"shutdown":          s.shutdown,
+		MethodHello:         s.hello,
+		MethodStop:          s.stopDaemon,
 		"session/spawn":     s.spawn,
 		"session/list":      s.list,
 		"session/read":      s.read,
@@ -97,12 +121,12 @@ func (s *Server) methods() map[string]handlerFunc {
 	}
 }
 
-var slowMethods = map[string]bool{"shutdown": true, "runtime_answer": true, "runtime_send": true, "session/spawn": true}
+var slowMethods = map[string]bool{"shutdown": true, "runtime_answer": true, "runtime_send": true, "session/spawn": true, MethodStop: true}
 
-// Handle implements jsonrpc2.Handler.
-func (s *Server) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+// handle serves one request of client c.
+func (s *Server) handle(ctx context.Context, c *clientConn, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
 	if req.Method == "exit" {
-		s.exitOnce.Do(func() { close(s.exit) })
+		c.exitOnce.Do(func() { close(c.exit) })
 		return
 	}
 	h, ok := s.handlers[req.Method]
@@ -117,8 +141,8 @@ func (s *Server) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 				replyErr(ctx, conn, req, &jsonrpc2.Error{Code: CodeInternalError, Message: fmt.Sprintf("internal error in %s", req.Method)}, s.log)
 			}
 		}()
-		result, err := h(ctx, req)
-		if req.Notif {
+		result, err := h(ctx, c, req)
+		if req.Notif || err == errReplied {
 			return
 		}
 		if err != nil {
@@ -291,7 +315,10 @@ func toSession(in sessions.Info) Session {
 		StateSource: in.State.Source, Reason: in.State.Reason, Since: stamp(in.State.Since), Prompt: in.State.Prompt,
 	}
 	if in.Exit != nil {
-		out.Exit = &Exit{ExitCode: in.Exit.Code, Signal: in.Exit.Signal}
+		out.Exit = &Exit{ExitCode: in.Exit.Code, Signal: in.Exit.Signal, At: stamp(in.ExitedAt)}
+	}
+	if in.Origin.Client != "" || len(in.Origin.Folders) > 0 {
+		out.Origin = &Origin{Client: in.Origin.Client, WorkspaceFolders: in.Origin.Folders}
 	}
 	return out
 }

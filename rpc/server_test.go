@@ -27,7 +27,7 @@ type rawConn struct {
 func serve(t *testing.T) *rawConn {
 	t.Helper()
 	rules, _ := detect.Load(nil, "")
-	srv := NewServer(sessions.Options{Rules: rules}, "test", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv := NewServer(sessions.Options{Rules: rules}, Config{Version: "test", Private: true, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan struct{})

@@ -9,7 +9,7 @@ import (
 	"github.com/agentd/agentd/sessions"
 )
 
-func (s *Server) spawn(_ context.Context, req *jsonrpc2.Request) (any, error) {
+func (s *Server) spawn(_ context.Context, c *clientConn, req *jsonrpc2.Request) (any, error) {
 	var p SpawnParams
 	if err := decode(req, &p); err != nil {
 		return nil, err
@@ -19,18 +19,24 @@ func (s *Server) spawn(_ context.Context, req *jsonrpc2.Request) (any, error) {
 	default:
 		return nil, &jsonrpc2.Error{Code: CodeInvalidParams, Message: fmt.Sprintf("session/spawn: params.protocol %q: want \"pty\" or \"acp\"", p.Protocol)}
 	}
-	sess, err := s.mgr.Spawn(sessions.SpawnSpec{Argv: p.Argv, Cwd: p.Cwd, Env: p.Env, Cols: p.Cols, Rows: p.Rows, Agent: p.Agent, Name: p.Name, Hooks: p.Hooks, ACP: p.Protocol == "acp"})
+	env, cwd := c.spawnEnv()
+	if p.Cwd == "" {
+		p.Cwd = cwd
+	}
+	sess, err := s.mgr.Spawn(sessions.SpawnSpec{Argv: p.Argv, Cwd: p.Cwd, BaseEnv: env, Env: p.Env, Cols: p.Cols, Rows: p.Rows,
+		Agent: p.Agent, Name: p.Name, Hooks: p.Hooks, ACP: p.Protocol == "acp", Origin: c.origin()})
 	if err != nil {
 		if err == sessions.ErrShuttingDown {
 			return nil, err
 		}
 		return nil, &jsonrpc2.Error{Code: CodeSpawnFailed, Message: "session/spawn: " + err.Error()}
 	}
-	s.log.Info("session started", "session", sess.ID, "agent", sess.Info().Agent, "pid", sess.Pid)
+	s.log.Info("session started", "session", sess.ID, "agent", sess.Info().Agent, "pid", sess.Pid, "client", c.id)
+	s.poke()
 	return toSession(sess.Info()), nil
 }
 
-func (s *Server) list(context.Context, *jsonrpc2.Request) (any, error) {
+func (s *Server) list(context.Context, *clientConn, *jsonrpc2.Request) (any, error) {
 	res := ListResult{Sessions: []Session{}}
 	for _, sess := range s.mgr.List() {
 		res.Sessions = append(res.Sessions, toSession(sess.Info()))
@@ -38,7 +44,7 @@ func (s *Server) list(context.Context, *jsonrpc2.Request) (any, error) {
 	return res, nil
 }
 
-func (s *Server) read(_ context.Context, req *jsonrpc2.Request) (any, error) {
+func (s *Server) read(_ context.Context, c *clientConn, req *jsonrpc2.Request) (any, error) {
 	var p SessionRef
 	sess, err := s.session(req, &p, func() string { return p.SessionID })
 	if err != nil {
@@ -51,7 +57,7 @@ func (s *Server) read(_ context.Context, req *jsonrpc2.Request) (any, error) {
 	return ReadResult{Rows: sc.Lines, Cursor: Cursor{Row: sc.CursorRow, Col: sc.CursorCol, Visible: sc.CursorVisible}, Title: sc.Title, Revision: rev}, nil
 }
 
-func (s *Server) resize(_ context.Context, req *jsonrpc2.Request) (any, error) {
+func (s *Server) resize(_ context.Context, c *clientConn, req *jsonrpc2.Request) (any, error) {
 	var p ResizeParams
 	sess, err := s.session(req, &p, func() string { return p.SessionID })
 	if err != nil {
@@ -65,7 +71,7 @@ func (s *Server) resize(_ context.Context, req *jsonrpc2.Request) (any, error) {
 	return nil, nil
 }
 
-func (s *Server) input(_ context.Context, req *jsonrpc2.Request) (any, error) {
+func (s *Server) input(_ context.Context, c *clientConn, req *jsonrpc2.Request) (any, error) {
 	var p InputParams
 	sess, err := s.session(req, &p, func() string { return p.SessionID })
 	if err != nil {
@@ -74,7 +80,7 @@ func (s *Server) input(_ context.Context, req *jsonrpc2.Request) (any, error) {
 	return nil, sess.Input(p.Data)
 }
 
-func (s *Server) subscribe(_ context.Context, req *jsonrpc2.Request) (any, error) {
+func (s *Server) subscribe(_ context.Context, c *clientConn, req *jsonrpc2.Request) (any, error) {
 	var p SubscribeParams
 	sess, err := s.session(req, &p, func() string { return p.SessionID })
 	if err != nil {
@@ -84,14 +90,14 @@ func (s *Server) subscribe(_ context.Context, req *jsonrpc2.Request) (any, error
 		return nil, sessions.ErrNoScreen
 	}
 	if p.Output {
-		// The repaint is queued before any live output can be.
-		s.out.Output(sess.ID, sess.Repaint())
+		c.watch(sess)
+	} else {
+		c.unwatch(sess)
 	}
-	s.mgr.Subscribe(sess.ID, p.Output)
 	return nil, nil
 }
 
-func (s *Server) seen(_ context.Context, req *jsonrpc2.Request) (any, error) {
+func (s *Server) seen(_ context.Context, c *clientConn, req *jsonrpc2.Request) (any, error) {
 	var p SessionRef
 	sess, err := s.session(req, &p, func() string { return p.SessionID })
 	if err != nil {
@@ -101,7 +107,7 @@ func (s *Server) seen(_ context.Context, req *jsonrpc2.Request) (any, error) {
 	return nil, nil
 }
 
-func (s *Server) kill(_ context.Context, req *jsonrpc2.Request) (any, error) {
+func (s *Server) kill(_ context.Context, c *clientConn, req *jsonrpc2.Request) (any, error) {
 	var p KillParams
 	sess, err := s.session(req, &p, func() string { return p.SessionID })
 	if err != nil {
@@ -114,7 +120,7 @@ func (s *Server) kill(_ context.Context, req *jsonrpc2.Request) (any, error) {
 	return nil, sess.Signal(sig)
 }
 
-func (s *Server) classify(_ context.Context, req *jsonrpc2.Request) (any, error) {
+func (s *Server) classify(_ context.Context, c *clientConn, req *jsonrpc2.Request) (any, error) {
 	var p SessionRef
 	sess, err := s.session(req, &p, func() string { return p.SessionID })
 	if err != nil {
@@ -127,7 +133,7 @@ func (s *Server) classify(_ context.Context, req *jsonrpc2.Request) (any, error)
 	return ClassifyResult{Agent: v.Agent, State: v.State, Outcome: v.Outcome, Reason: v.Reason, Evidence: v.Evidence, Prompt: v.Prompt}, nil
 }
 
-func (s *Server) prompt(_ context.Context, req *jsonrpc2.Request) (any, error) {
+func (s *Server) prompt(_ context.Context, c *clientConn, req *jsonrpc2.Request) (any, error) {
 	var p PromptParams
 	sess, err := s.session(req, &p, func() string { return p.SessionID })
 	if err != nil {
@@ -136,7 +142,7 @@ func (s *Server) prompt(_ context.Context, req *jsonrpc2.Request) (any, error) {
 	return nil, sess.Prompt(p.Text)
 }
 
-func (s *Server) cancel(_ context.Context, req *jsonrpc2.Request) (any, error) {
+func (s *Server) cancel(_ context.Context, c *clientConn, req *jsonrpc2.Request) (any, error) {
 	var p SessionRef
 	sess, err := s.session(req, &p, func() string { return p.SessionID })
 	if err != nil {

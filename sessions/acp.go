@@ -89,6 +89,7 @@ func (s *Session) waitACP() {
 	s.mgr.tellKeeper('-', s.Pid)
 	s.mgr.publish(s, exitState)
 	s.mgr.events.Exited(s.ID, *st)
+	s.mgr.ended(s)
 	close(s.exitDone)
 }
 

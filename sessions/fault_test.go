@@ -15,7 +15,7 @@ type recEvents struct {
 	states map[string][]State
 }
 
-func (e *recEvents) State(in Info, _ State, _ bool) {
+func (e *recEvents) State(in Info, _ State) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.states[in.ID] = append(e.states[in.ID], in.State)

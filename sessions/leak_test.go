@@ -18,7 +18,7 @@ import (
 // nopEvents drops what sessions report.
 type nopEvents struct{}
 
-func (*nopEvents) State(Info, State, bool)        {}
+func (*nopEvents) State(Info, State)              {}
 func (*nopEvents) Output(string, string)          {}
 func (*nopEvents) Exited(string, ExitStatus)      {}
 func (*nopEvents) Update(string, json.RawMessage) {}

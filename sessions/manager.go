@@ -21,7 +21,8 @@ import (
 // Events receives what sessions report. Implementations must not block:
 // they are called from the sessions' own goroutines.
 type Events interface {
-	State(info Info, previous State, attention bool)
+	// State is a new state; previous is the one told before it.
+	State(info Info, previous State)
 	Output(sessionID, data string)
 	// Update passes an ACP session/update on as the agent sent it, in wire
 	// order with the session's states.
@@ -32,9 +33,6 @@ type Events interface {
 // Options configure a Manager.
 type Options struct {
 	Rules *detect.Set
-	// Cooldown is the window in which attention is raised at most once per
-	// session and state (default 30 s).
-	Cooldown time.Duration
 	// Grace is how long a process group has between SIGHUP and SIGKILL.
 	Grace time.Duration
 	// ReportDir, when set, is where the report socket is made (its folder
@@ -49,6 +47,13 @@ type Options struct {
 	// PermissionTimeout answers an ACP permission nobody answered in this
 	// time with the agent's reject option (default 30 minutes).
 	PermissionTimeout time.Duration
+	// DaemonSocket, when agentd runs as the per-user daemon, is its socket:
+	// sessions get it as AGENTD_SOCKET, so an agentd command run inside a
+	// session reaches the daemon that hosts it.
+	DaemonSocket string
+	// KeepExited is how long an exited session stays listed, with its last
+	// screen, so a window opened later sees how it ended (default 1 h).
+	KeepExited time.Duration
 	// DetectPoll, for benchmarks only, makes every PTY session render all
 	// its rows and classify them on this ticker whether or not they changed,
 	// instead of when output arrives: the way a poller with the same rules
@@ -73,9 +78,6 @@ type Manager struct {
 
 // NewManager returns a manager that reports to events.
 func NewManager(opts Options, events Events) *Manager {
-	if opts.Cooldown == 0 {
-		opts.Cooldown = 30 * time.Second
-	}
 	if opts.Grace == 0 {
 		opts.Grace = 2 * time.Second
 	}
@@ -84,6 +86,9 @@ func NewManager(opts Options, events Events) *Manager {
 	}
 	if opts.PermissionTimeout == 0 {
 		opts.PermissionTimeout = 30 * time.Minute
+	}
+	if opts.KeepExited == 0 {
+		opts.KeepExited = time.Hour
 	}
 	m := &Manager{opts: opts, events: events, sessions: map[string]*Session{}, outputs: map[string]int{}}
 	if opts.ReportDir != "" {
@@ -112,7 +117,11 @@ func (m *Manager) Rules() *detect.Set { return m.opts.Rules }
 type SpawnSpec struct {
 	Argv []string
 	Cwd  string
-	// Env is added to agentd's environment; a nil value removes a variable.
+	// BaseEnv is the environment of the client that asked for the session
+	// (nil: agentd's own). A daemon started hours ago from another shell
+	// must not hand its PATH and keys to an agent a client starts now.
+	BaseEnv []string
+	// Env is added to BaseEnv; a nil value removes a variable.
 	Env        map[string]*string
 	Cols, Rows int
 	Agent      string
@@ -122,6 +131,8 @@ type SpawnSpec struct {
 	Hooks *bool
 	// ACP runs the agent over the Agent Client Protocol instead of a PTY.
 	ACP bool
+	// Origin says which client started the session and for which folders.
+	Origin Origin
 	// capture, when > 0, keeps that much of the output as text (terminals
 	// an ACP agent runs read it).
 	capture int
@@ -150,7 +161,8 @@ func (m *Manager) Spawn(spec SpawnSpec) (*Session, error) {
 	if st, err := os.Stat(spec.Cwd); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("cwd %q is not a directory", spec.Cwd)
 	}
-	path, err := lookPath(spec.Argv[0], spec.Cwd, spec.Env)
+	env := buildEnv(spec.BaseEnv, spec.Env)
+	path, err := lookPath(spec.Argv[0], spec.Cwd, env)
 	if err != nil {
 		return nil, err
 	}
@@ -175,14 +187,16 @@ func (m *Manager) Spawn(spec SpawnSpec) (*Session, error) {
 	}
 	s := &Session{
 		ID: id, Name: name, Argv: append([]string(nil), spec.Argv...), Cwd: spec.Cwd,
-		mgr: m, manifest: manifest, base: manifest, isShell: manifest.Name == "shell", attention: map[string]time.Time{},
+		Origin: spec.Origin, mgr: m, manifest: manifest, base: manifest, isShell: manifest.Name == "shell",
 		state: State{Agent: manifest.Name, Name: Working, Source: SourceProcess, Reason: "process.starting", Since: time.Now()},
 	}
 	// The spawn result tells the editor this first state: the first
 	// notification's previous is it.
 	s.lastPublished = s.state
 	argv := append([]string{path}, spec.Argv[1:]...)
-	env := buildEnv(spec.Env)
+	if m.opts.DaemonSocket != "" {
+		env = append(env, EnvDaemonSocket+"="+m.opts.DaemonSocket)
+	}
 	if sock := m.ReportSocket(); sock != "" {
 		s.token = newToken()
 		env = append(env, EnvSocket+"="+sock, EnvSession+"="+id, EnvToken+"="+s.token)
@@ -228,8 +242,8 @@ func (m *Manager) pickManifest(spec SpawnSpec) (*detect.Manifest, error) {
 }
 
 // lookPath resolves argv[0] the way the child will see it: relative to cwd,
-// or on the PATH the child gets.
-func lookPath(prog, cwd string, env map[string]*string) (string, error) {
+// or on the PATH of the environment the child gets.
+func lookPath(prog, cwd string, env []string) (string, error) {
 	if strings.Contains(prog, "/") {
 		p := prog
 		if !filepath.IsAbs(p) {
@@ -244,11 +258,10 @@ func lookPath(prog, cwd string, env map[string]*string) (string, error) {
 		}
 		return p, nil
 	}
-	path := os.Getenv("PATH")
-	if v, ok := env["PATH"]; ok {
-		path = ""
-		if v != nil {
-			path = *v
+	path := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
 		}
 	}
 	for _, dir := range filepath.SplitList(path) {
@@ -263,13 +276,22 @@ func lookPath(prog, cwd string, env map[string]*string) (string, error) {
 	return "", fmt.Errorf("program %q not found on PATH: %w", prog, exec.ErrNotFound)
 }
 
-// buildEnv is agentd's environment with the spawn's additions, and a
-// terminal description agents draw well in.
-func buildEnv(extra map[string]*string) []string {
+// buildEnv is the base environment (agentd's own when nil) with the spawn's
+// additions, and a terminal description agents draw well in. The variables
+// agentd gives a session of its own are never inherited from the base: a
+// client that runs inside another session must not pass that session's
+// token on.
+func buildEnv(base []string, extra map[string]*string) []string {
+	if base == nil {
+		base = os.Environ()
+	}
 	env := map[string]string{}
-	for _, kv := range os.Environ() {
+	for _, kv := range base {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
+	}
+	for _, k := range []string{EnvSocket, EnvSession, EnvToken, EnvDaemonSocket} {
+		delete(env, k)
 	}
 	env["TERM"] = "xterm-256color"
 	env["COLORTERM"] = "truecolor"
@@ -286,6 +308,13 @@ func buildEnv(extra map[string]*string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// Origin is where a session was asked for: the client's name and the
+// workspace folders it had open, so editors can list "this workspace" first.
+type Origin struct {
+	Client  string
+	Folders []string
 }
 
 // ErrNoSession is returned for an unknown session id.
@@ -332,26 +361,43 @@ func (m *Manager) hasOutputSubscribers(id string) bool {
 	return m.outputs[id] > 0
 }
 
-// publish tells events about a new state, raising attention at most once
-// per session and state in the cooldown window.
+// publish tells events about a new state and the one told before it.
 func (m *Manager) publish(s *Session, st State) {
-	attention := false
 	s.mu.Lock()
 	prev := s.lastPublished
-	if st.Name == Blocked || st.Name == Done || st.Name == Error {
-		if last, ok := s.attention[st.Name]; !ok || time.Since(last) >= m.opts.Cooldown {
-			s.attention[st.Name] = time.Now()
-			attention = true
-		}
-	}
-	if st.Name == Blocked && prev.Name == Blocked && !answerable(prev.Prompt) && answerable(st.Prompt) {
-		// The agent reported blocked before it drew its prompt; the notice
-		// an editor pops should carry the options, so raise it again.
-		attention = true
-	}
 	s.lastPublished = st
 	s.mu.Unlock()
-	m.events.State(s.Info(), prev, attention)
+	m.events.State(s.Info(), prev)
+}
+
+// ended is called once a session's exit has been told: it stays listed
+// for KeepExited, then it is forgotten.
+func (m *Manager) ended(s *Session) {
+	time.AfterFunc(m.opts.KeepExited, func() { m.forget(s.ID) })
+}
+
+func (m *Manager) forget(id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.sessions, id)
+	delete(m.outputs, id)
+	for i, o := range m.order {
+		if o == id {
+			m.order = append(m.order[:i], m.order[i+1:]...)
+			break
+		}
+	}
+}
+
+// Live counts the sessions whose process has not ended.
+func (m *Manager) Live() int {
+	n := 0
+	for _, s := range m.List() {
+		if !s.isExited() {
+			n++
+		}
+	}
+	return n
 }
 
 // tellKeeper passes a process group's start or end to the keeper.

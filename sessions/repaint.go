@@ -27,3 +27,19 @@ func (s *Session) Repaint() string {
 	}
 	return b.String()
 }
+
+// WatchOutput starts a viewer of the session's output: start is given the
+// repaint of the screen as it is, and no output can come between that
+// screen and the live output that follows it (start must queue the repaint
+// and make the viewer's output flow before it returns). start reports
+// whether the viewer is new, rather than one asking for a repaint again.
+func (s *Session) WatchOutput(start func(repaint string) (isNew bool)) {
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
+	if start(s.Repaint()) {
+		s.mgr.Subscribe(s.ID, true)
+	}
+}
+
+// UnwatchOutput ends one viewer of the session's output.
+func (s *Session) UnwatchOutput() { s.mgr.Subscribe(s.ID, false) }

@@ -25,11 +25,14 @@ import (
 // gets its own token in its environment; a report without the right token
 // for its session is refused and logged.
 
-// Environment variables a session's programs find the socket with.
+// Environment variables a session's programs find agentd with: the report
+// socket, their session and its token; and, under the per-user daemon, the
+// daemon's own socket, so `agentd ls` inside a session sees its siblings.
 const (
-	EnvSocket  = "AGENTD_SOCKET"
-	EnvSession = "AGENTD_SESSION"
-	EnvToken   = "AGENTD_TOKEN"
+	EnvSocket       = "AGENTD_REPORT_SOCKET"
+	EnvSession      = "AGENTD_SESSION"
+	EnvToken        = "AGENTD_TOKEN"
+	EnvDaemonSocket = "AGENTD_SOCKET"
 )
 
 // MaxReport bounds one report on the socket.

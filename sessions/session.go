@@ -34,11 +34,12 @@ const (
 
 // Session is one hosted agent.
 type Session struct {
-	ID   string
-	Name string
-	Argv []string
-	Cwd  string
-	Pid  int
+	ID     string
+	Name   string
+	Argv   []string
+	Cwd    string
+	Pid    int
+	Origin Origin
 
 	mgr      *Manager
 	cmd      *exec.Cmd
@@ -50,6 +51,7 @@ type Session struct {
 	isShell  bool             // the program spawned is a shell: follow its foreground
 
 	writeMu  sync.Mutex // one writer on the PTY at a time
+	outMu    sync.Mutex // output is applied to the screen and passed on as one step
 	guardMu  sync.Mutex // one guarded write (send, answer) at a time
 	updateMu sync.Mutex // one classification-and-publish at a time, so states go out in order
 
@@ -60,8 +62,8 @@ type Session struct {
 	state         State
 	lastPublished State
 	revision      uint64
-	attention     map[string]time.Time // when attention was last raised, per state
 	exited        *ExitStatus
+	exitedAt      time.Time
 
 	// What the person and agentd did.
 	seen     bool   // the person saw the end of the current turn
@@ -119,6 +121,8 @@ type Info struct {
 	Cols, Rows      int
 	State           State
 	Exit            *ExitStatus
+	ExitedAt        time.Time
+	Origin          Origin
 }
 
 func (s *Session) start(argv, env []string, cols, rows int) error {
@@ -192,10 +196,12 @@ func (s *Session) readLoop() {
 	for {
 		n, err := s.ptmx.Read(buf)
 		if n > 0 {
+			s.outMu.Lock()
 			if !s.isBroken() {
 				s.guard("reading output", func() { s.term.Write(buf[:n]) })
 			}
 			s.emitOutput(buf[:n])
+			s.outMu.Unlock()
 			if s.capture != nil {
 				s.mu.Lock()
 				s.capture.add(buf[:n])
@@ -556,6 +562,7 @@ func (s *Session) waitLoop() {
 	}
 	s.mgr.publish(s, exitState)
 	s.mgr.events.Exited(s.ID, *st)
+	s.mgr.ended(s)
 	close(s.exitDone)
 }
 
@@ -563,6 +570,7 @@ func (s *Session) waitLoop() {
 // alike: exited is its final state.
 func (s *Session) exitedLocked(st *ExitStatus) State {
 	s.exited = st
+	s.exitedAt = time.Now()
 	reason := "process.exit"
 	if st.Signal != "" {
 		reason = "process.signal"
@@ -583,10 +591,11 @@ func (s *Session) Info() Info {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	in := Info{ID: s.ID, Name: s.Name, Agent: s.manifest.Name, Argv: s.Argv, Cwd: s.Cwd, Pid: s.Pid, Cols: cols, Rows: rows, State: s.state}
+	in := Info{ID: s.ID, Name: s.Name, Agent: s.manifest.Name, Argv: s.Argv, Cwd: s.Cwd, Pid: s.Pid, Cols: cols, Rows: rows, State: s.state, Origin: s.Origin}
 	if s.exited != nil {
 		e := *s.exited
 		in.Exit = &e
+		in.ExitedAt = s.exitedAt
 	}
 	return in
 }

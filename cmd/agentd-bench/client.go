@@ -40,7 +40,7 @@ type stateNote struct {
 // startAgentd runs the built agentd with --stdio and extra flags, and
 // initializes it.
 func (b *bench) startAgentd(extra ...string) (*agentdProc, error) {
-	cmd := exec.Command(b.agentd, append([]string{"--stdio"}, extra...)...)
+	cmd := exec.Command(b.agentd, append([]string{"--stdio", "--private"}, extra...)...)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err

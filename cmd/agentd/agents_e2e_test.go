@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -300,4 +301,85 @@ func TestCodexDoneAndInterruptedFromReports(t *testing.T) {
 	}
 	waitLogLine(t, logPath, "event=log.turn_aborted", 10*time.Second)
 	t.Logf("states: %s", strings.Join(c.states(s.SessionID), " → "))
+}
+
+// The real Claude Code, offline, outlives the client that started it:
+// client A spawns it through the forwarder and starts a turn, then A's
+// stdin closes; the turn goes on to the permission prompt; client B,
+// connected afterwards, finds the session blocked with its options in
+// session/list and answers it, and the command really runs. A client
+// watching all along saw the same states as A while both were there.
+// After the kill the daemon is back to its keeper and its open files.
+func TestClaudeOutlivesItsClient(t *testing.T) {
+	bin := requireAgent(t, "claude")
+	ld, err := lab.NewDirs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := &fakemodel.Script{Rules: []fakemodel.Rule{{
+		Prompt:    "make a file",
+		Reply:     fakemodel.Reply{Text: "I'll create it.", Tool: lab.ClaudeBash("touch outlived.txt", "Create outlived.txt")},
+		AfterTool: fakemodel.Reply{Text: "Created outlived.txt."},
+	}}}
+	l, _, err := lab.Claude(bin, ld, script, lab.ClaudeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Cleanup()
+	d := newDaemonEnv(t)
+	a, watcher := d.forwarder(), d.forwarder()
+	daemon := a.init.Daemon.Pid
+	keeperOnly(t, daemon)
+	baseFDs := openFDCount(t, daemon)
+
+	var s spawned
+	a.mustCall("session/spawn", map[string]any{"argv": l.Argv, "cwd": ld.Work, "env": envMap(l.Env, lab.ClaudeUnset...), "cols": 120, "rows": 40}, &s)
+	from := 0
+	a.waitState(s.SessionID, "idle", &from, 60*time.Second)
+	a.mustCall("runtime_send", map[string]any{"sessionId": s.SessionID, "text": "please make a file", "submit": true}, nil)
+	a.waitState(s.SessionID, "working", &from, 30*time.Second)
+	seenByA := a.stateSeq(s.SessionID)
+	if code := a.close(); code != 0 {
+		t.Errorf("the forwarder exited %d when its stdin closed, want 0", code)
+	}
+
+	wfrom := 0
+	wb := watcher.waitPrompt(s.SessionID, &wfrom, 60*time.Second)
+	if got := watcher.stateSeq(s.SessionID); len(got) < len(seenByA) || !slices.Equal(got[:len(seenByA)], seenByA) {
+		t.Errorf("the watcher saw %v while A saw %v", got, seenByA)
+	}
+	if _, err := os.Stat(filepath.Join(ld.Work, "outlived.txt")); err == nil {
+		t.Fatal("outlived.txt exists before the answer")
+	}
+
+	b := d.forwarder()
+	var listed bool
+	for _, ls := range b.list().Sessions {
+		if ls.SessionID == s.SessionID {
+			listed = true
+			if ls.State != "blocked" || ls.Prompt == nil || ls.Prompt.PromptID != wb.Prompt.PromptID || ls.Prompt.Question != "Do you want to proceed?" || len(ls.Prompt.Options) < 3 {
+				t.Fatalf("B lists the session as %s with prompt %+v", ls.State, ls.Prompt)
+			}
+		}
+	}
+	if !listed {
+		t.Fatalf("B does not list %s", s.SessionID)
+	}
+	var res struct{ State string }
+	b.mustCall("runtime_answer", map[string]any{"sessionId": s.SessionID, "promptId": wb.Prompt.PromptID, "optionId": "1"}, &res)
+	bfrom := 0
+	if done := b.waitState(s.SessionID, "done", &bfrom, 60*time.Second); done.Outcome != "completed" {
+		t.Errorf("done outcome %q (%s)", done.Outcome, done.Reason)
+	}
+	if _, err := os.Stat(filepath.Join(ld.Work, "outlived.txt")); err != nil {
+		t.Errorf("the command B approved did not run: %v", err)
+	}
+	watcher.waitState(s.SessionID, "done", &wfrom, 20*time.Second)
+	b.mustCall("session/kill", map[string]any{"sessionId": s.SessionID}, nil)
+	b.waitState(s.SessionID, "exited", &bfrom, 20*time.Second)
+	keeperOnly(t, daemon)
+	if fds := openFDCount(t, daemon); fds != baseFDs {
+		t.Errorf("the daemon holds %d files open, %d before the session", fds, baseFDs)
+	}
+	t.Logf("A saw %v; the watcher %v; B %v", seenByA, watcher.stateSeq(s.SessionID), b.stateSeq(s.SessionID))
 }

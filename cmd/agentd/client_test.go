@@ -51,6 +51,10 @@ type client struct {
 	cmd  *exec.Cmd
 	conn *jsonrpc2.Conn
 	in   io.WriteCloser
+	init initResult
+
+	closeOnce sync.Once
+	exitCode  int
 
 	mu     sync.Mutex
 	notes  []notification
@@ -68,10 +72,37 @@ func startAgentd(t testing.TB, extraArgs ...string) *client {
 	return startAgentdLog(t, filepath.Join(t.TempDir(), "agentd.log"), extraArgs...)
 }
 
-// startAgentdLog starts agentd logging to logPath.
+// startAgentdLog starts agentd, private to this client, logging to logPath.
 func startAgentdLog(t testing.TB, logPath string, extraArgs ...string) *client {
 	t.Helper()
-	cmd := exec.Command(agentdBinary(t), append([]string{"--stdio", "--log", logPath}, extraArgs...)...)
+	return startClient(t, append([]string{"--stdio", "--private", "--log", logPath}, extraArgs...), nil)
+}
+
+// initResult is what a test looks at in initialize's result.
+type initResult struct {
+	ServerInfo struct{ Version string } `json:"serverInfo"`
+	Daemon     struct {
+		Pid      int    `json:"pid"`
+		Instance string `json:"instance"`
+		Version  string `json:"version"`
+		Private  bool   `json:"private"`
+	} `json:"daemon"`
+	Warnings []string `json:"warnings"`
+}
+
+// startClient runs agentd with args (and env, when not nil) as an editor
+// would, and sends initialize.
+func startClient(t testing.TB, args, env []string) *client {
+	t.Helper()
+	return startClientIn(t, "", args, env)
+}
+
+// startClientIn is startClient with agentd running in dir.
+func startClientIn(t testing.TB, dir string, args, env []string) *client {
+	t.Helper()
+	cmd := exec.Command(agentdBinary(t), args...)
+	cmd.Env = env
+	cmd.Dir = dir
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +122,9 @@ func startAgentdLog(t testing.TB, logPath string, extraArgs ...string) *client {
 	}{out, in}
 	c.conn = jsonrpc2.NewConn(context.Background(), jsonrpc2.NewBufferedStream(rw, jsonrpc2.VSCodeObjectCodec{}), jsonrpc2.HandlerWithError(c.handle), jsonrpc2.SetLogger(log.New(io.Discard, "", 0)))
 	t.Cleanup(func() { c.close() })
-	c.call("initialize", map[string]any{"clientInfo": map[string]string{"name": "agentd-test"}}, nil)
+	if err := c.call("initialize", map[string]any{"clientInfo": map[string]string{"name": "agentd-test"}}, &c.init); err != nil {
+		t.Logf("initialize: %v", err)
+	}
 	return c
 }
 
@@ -201,16 +234,23 @@ func (c *client) screen(sessionID string) string {
 	return strings.Join(r.Rows, "\n")
 }
 
-func (c *client) close() {
-	_ = c.in.Close()
-	done := make(chan struct{})
-	go func() { _ = c.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		_ = c.cmd.Process.Kill()
-		c.t.Errorf("agentd did not exit within 10s of stdin closing")
-	}
+// close closes agentd's stdin and waits for it to exit; it returns the
+// exit code (-1 when killed).
+func (c *client) close() int {
+	c.closeOnce.Do(func() {
+		_ = c.in.Close()
+		done := make(chan struct{})
+		go func() { _ = c.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = c.cmd.Process.Kill()
+			<-done
+			c.t.Errorf("agentd did not exit within 10s of stdin closing")
+		}
+		c.exitCode = c.cmd.ProcessState.ExitCode()
+	})
+	return c.exitCode
 }
 
 // rpcCode returns the JSON-RPC error code of err, or 0.

@@ -10,6 +10,7 @@ import (
 	"log"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -18,9 +19,11 @@ import (
 )
 
 // cmdDemo shows agentd's whole idea in one command: it starts `agentd
-// --stdio` as an editor would, hosts the demo agent in a PTY, prints every
-// state agentd pushes, and answers the permission prompt with
-// runtime_answer — after showing that runtime_send is refused meanwhile.
+// --stdio` as an editor would (which starts a daemon of the demo's own),
+// hosts the demo agent in a PTY, prints every state agentd pushes, closes
+// the "editor" while the agent works and opens a new one that finds it
+// blocked, and answers the permission prompt with runtime_answer — after
+// showing that runtime_send is refused meanwhile.
 func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -33,8 +36,16 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "agentd demo:", err)
 		return 1
 	}
-	d, err := startDemo(exe, stdout)
+	// The demo's own daemon, in a folder of its own: the person's real
+	// daemon and sessions, if any, are not touched.
+	run, err := os.MkdirTemp("", "agentd-demo-run-")
 	if err != nil {
+		fmt.Fprintln(stderr, "agentd demo:", err)
+		return 1
+	}
+	defer os.RemoveAll(run)
+	d := &demo{out: stdout, start: time.Now(), states: make(chan demoState, 64), socket: filepath.Join(run, "agentd.sock")}
+	if err := d.connect(exe); err != nil {
 		fmt.Fprintln(stderr, "agentd demo:", err)
 		return 1
 	}
@@ -48,6 +59,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 
 type demo struct {
 	out    io.Writer
+	socket string
 	cmd    *exec.Cmd
 	conn   *jsonrpc2.Conn
 	start  time.Time
@@ -72,19 +84,20 @@ type demoState struct {
 	} `json:"prompt"`
 }
 
-func startDemo(exe string, out io.Writer) (*demo, error) {
-	d := &demo{out: out, start: time.Now(), states: make(chan demoState, 64)}
-	d.cmd = exec.Command(exe, "--stdio")
+// connect starts `agentd --stdio` for the demo's daemon, as an editor
+// window does, and sends initialize.
+func (d *demo) connect(exe string) error {
+	d.cmd = exec.Command(exe, "--stdio", "--socket", d.socket, "--idle-timeout", "1m")
 	in, err := d.cmd.StdinPipe()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	stdout, err := d.cmd.StdoutPipe()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := d.cmd.Start(); err != nil {
-		return nil, err
+		return err
 	}
 	rw := struct {
 		io.Reader
@@ -92,7 +105,7 @@ func startDemo(exe string, out io.Writer) (*demo, error) {
 	}{stdout, in}
 	d.conn = jsonrpc2.NewConn(context.Background(), jsonrpc2.NewBufferedStream(rw, jsonrpc2.VSCodeObjectCodec{}),
 		jsonrpc2.HandlerWithError(d.handle), jsonrpc2.SetLogger(log.New(io.Discard, "", 0)))
-	return d, nil
+	return nil
 }
 
 func (d *demo) handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) (any, error) {
@@ -160,11 +173,12 @@ func (d *demo) run(exe, answer string) error {
 	var init struct {
 		ServerInfo struct{ Version string } `json:"serverInfo"`
 		Agents     []struct{ Name string }  `json:"agents"`
+		Daemon     struct{ Pid int }        `json:"daemon"`
 	}
 	if err := d.call("initialize", map[string]any{"clientInfo": map[string]string{"name": "agentd demo"}}, &init); err != nil {
 		return err
 	}
-	d.say("agentd %s is up, speaking JSON-RPC on stdio; it knows %d agents", init.ServerInfo.Version, len(init.Agents))
+	d.say("agentd %s is up: `agentd --stdio` (what an editor starts, pid %d) forwards JSON-RPC to the daemon (pid %d), which owns every session; it knows %d agents", init.ServerInfo.Version, d.cmd.Process.Pid, init.Daemon.Pid, len(init.Agents))
 	dir, err := os.MkdirTemp("", "agentd-demo-")
 	if err != nil {
 		return err
@@ -186,15 +200,34 @@ func (d *demo) run(exe, answer string) error {
 	if err := d.call("runtime_send", map[string]any{"sessionId": sess.SessionID, "text": "Add a NOTES.md file", "submit": true}, nil); err != nil {
 		return err
 	}
-	blocked, err := d.await("blocked")
+	if _, err := d.await("working"); err != nil {
+		return err
+	}
+	d.say("closing this editor window mid-turn, as a VS Code reload or a quit Neovim does")
+	d.disconnect()
+	d.say("reopening it: a new `agentd --stdio` connects to the same daemon")
+	if err := d.connect(exe); err != nil {
+		return err
+	}
+	if err := d.call("initialize", map[string]any{"clientInfo": map[string]string{"name": "agentd demo"}}, nil); err != nil {
+		return err
+	}
+	var list struct {
+		Sessions []demoState `json:"sessions"`
+	}
+	if err := d.call("session/list", nil, &list); err != nil {
+		return err
+	}
+	for _, s := range list.Sessions {
+		d.say("session/list: %s is still there and %s", s.SessionID, words(s))
+	}
+	blocked, err := d.awaitPrompt(list.Sessions, sess.SessionID)
 	if err != nil {
 		return err
 	}
-	if blocked.Prompt != nil {
-		d.say("the prompt: %q", blocked.Prompt.Question)
-		for _, o := range blocked.Prompt.Options {
-			d.say("    option %s: %s", o.ID, o.Label)
-		}
+	d.say("the prompt: %q", blocked.Prompt.Question)
+	for _, o := range blocked.Prompt.Options {
+		d.say("    option %s: %s", o.ID, o.Label)
 	}
 	err = d.call("runtime_send", map[string]any{"sessionId": sess.SessionID, "text": "y", "submit": true}, nil)
 	var rpcErr *jsonrpc2.Error
@@ -231,18 +264,40 @@ func (d *demo) run(exe, answer string) error {
 			}
 		}
 	}
-	d.say("session/kill: ending the agent")
+	d.say("session/kill: ending the agent (only a person's kill or the agent itself ends a session)")
 	if err := d.call("session/kill", map[string]any{"sessionId": sess.SessionID}, nil); err != nil {
 		return err
 	}
 	if _, err := d.await("exited"); err != nil {
 		return err
 	}
-	d.say("demo complete: the turn ended %s. Editors get the same stream: see docs/protocol.md", done.Outcome)
+	d.say("agentd/stop: ending the demo's daemon (your own daemon, if one runs, was not touched)")
+	if err := d.call("agentd/stop", map[string]any{}, nil); err != nil {
+		return err
+	}
+	d.say("demo complete: the turn ended %s. Editors get the same stream: see docs/protocol.md; try `agentd run -- bash` and `agentd ls`", done.Outcome)
 	return nil
 }
 
-func (d *demo) stop() {
+// awaitPrompt returns the session's prompt: from the list when it is
+// already blocked there with its options, else from the states that follow.
+func (d *demo) awaitPrompt(list []demoState, id string) (demoState, error) {
+	for _, s := range list {
+		if s.SessionID == id && s.State == "blocked" && s.Prompt != nil && len(s.Prompt.Options) > 0 {
+			return s, nil
+		}
+	}
+	for {
+		s, err := d.await("blocked")
+		if err != nil || (s.Prompt != nil && len(s.Prompt.Options) > 0) {
+			return s, err
+		}
+	}
+}
+
+// disconnect closes the window's agentd --stdio as an editor that goes
+// away does: its stdin closes and it exits; the daemon keeps the sessions.
+func (d *demo) disconnect() {
 	_ = d.conn.Close()
 	done := make(chan struct{})
 	go func() { _ = d.cmd.Wait(); close(done) }()
@@ -251,4 +306,11 @@ func (d *demo) stop() {
 	case <-time.After(5 * time.Second):
 		_ = d.cmd.Process.Kill()
 	}
+}
+
+// stop ends the demo's daemon and whatever it still hosts (after a
+// failure, the demo agent), then the window.
+func (d *demo) stop() {
+	_ = d.call("agentd/stop", map[string]any{"force": true}, nil)
+	d.disconnect()
 }

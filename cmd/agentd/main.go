@@ -1,8 +1,10 @@
 // Command agentd hosts coding agents in pseudo-terminals, knows at every
 // moment whether each is working, blocked on a person, idle, done, failed or
-// gone, and tells the editor that started it.
+// gone, and tells every editor and terminal that asks.
 //
-//	agentd --stdio                 serve the editor protocol on stdin/stdout
+//	agentd serve                   the per-user daemon that owns the sessions
+//	agentd --stdio                 the editor's sidecar: forwards to the daemon
+//	agentd ls|wait|answer|send|kill|attach|run|stop   the CLI, another client
 //	agentd classify [flags] FILE…  classify captured screens
 //	agentd explain [flags] FILE…   show how a screen was classified
 package main
@@ -28,6 +30,24 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "--stdio", "-stdio", "stdio":
 		return cmdStdio(args[1:], stdin, stdout, stderr)
+	case "serve":
+		return cmdServe(args[1:], stderr)
+	case "stop":
+		return cmdStop(args[1:], stdout, stderr)
+	case "ls", "list":
+		return cmdLs(args[1:], stdout, stderr)
+	case "wait":
+		return cmdWait(args[1:], stdout, stderr)
+	case "answer":
+		return cmdAnswer(args[1:], stdout, stderr)
+	case "send":
+		return cmdSend(args[1:], stdout, stderr)
+	case "kill":
+		return cmdKill(args[1:], stdout, stderr)
+	case "attach":
+		return cmdAttach(args[1:], stdout, stderr)
+	case "run":
+		return cmdRun(args[1:], stdout, stderr)
 	case "demo":
 		return cmdDemo(args[1:], stdout, stderr)
 	case "demo-agent":
@@ -57,9 +77,35 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func usage(w io.Writer) {
 	fmt.Fprint(w, `usage: agentd <command> [arguments]
 
+Sessions belong to one agentd daemon per user; editors, Neovim and these
+commands are its clients, and a client leaving ends no agent.
+
 commands:
-  --stdio [--verbose] [--cooldown 30s] [--log FILE]
-            serve the editor protocol (JSON-RPC, LSP framing) on stdin/stdout
+  --stdio [--private] [--socket PATH] [--verbose] [--cooldown 30s] [--log FILE]
+            what editors start: the editor protocol (JSON-RPC, LSP framing)
+            on stdin/stdout, forwarded to the daemon (started when none
+            runs); --private serves in-process, sessions ending with stdin
+  serve [--idle-timeout 10m] [--socket PATH] [--keep-exited 1h]
+            run the daemon in the foreground
+  stop [--force]
+            end the daemon; --force also ends the sessions that still run
+  ls [--json]
+            list the sessions, with their states and prompts
+  wait SESSION --until blocked|idle|done|working|error|exited|changed [--timeout D] [--json]
+            wait for a state: exit 0 reached, 1 timed out, 3 ended first, 2 error
+  answer SESSION OPTION | --text TEXT [--prompt ID]
+            answer the prompt on screen (by option id or label), guarded
+            like runtime_answer: a prompt that changed is not answered
+  send SESSION TEXT... [--no-submit]
+            type text into the agent (refused while it waits on a prompt)
+  kill SESSION [--signal SIG]
+            end a session (SIGHUP, then SIGKILL after 2 s)
+  attach SESSION [--detach-key ctrl-\]
+            the agent's screen in this terminal; the detach key leaves it running
+  run [--name N] [--agent A] -- ARGV...
+            start ARGV as a session in the daemon and attach to it
+  SESSION is a session id or a unique name; the daemon's socket is
+  $AGENTD_SOCKET, else $XDG_RUNTIME_DIR/agentd/agentd.sock (--socket PATH).
   demo      see agentd at work: host the bundled demo agent, follow its
             states, answer its permission prompt with runtime_answer
   classify [--agent NAME] [--cols N] [--rows N] [--screen] [--json] FILE...

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -26,6 +27,17 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("FIXTURES", fixtures)
 			env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, "config"))
+			// Each script has its own daemon, stopped (with its sessions)
+			// when the script ends, passed or not.
+			socket := filepath.Join(env.WorkDir, "run", "agentd.sock")
+			env.Setenv("AGENTD_SOCKET", socket)
+			env.Setenv("XDG_STATE_HOME", filepath.Join(env.WorkDir, "state"))
+			env.Setenv("XDG_RUNTIME_DIR", filepath.Join(env.WorkDir, "xdg-runtime"))
+			env.Defer(func() {
+				stop := exec.Command("agentd", "stop", "--force")
+				stop.Env = env.Vars
+				_ = stop.Run()
+			})
 			return nil
 		},
 	})

@@ -70,7 +70,7 @@ func startRaw(t testing.TB, extraArgs ...string) *rawAgentd {
 func startRawStderr(t testing.TB, stderr io.Writer, extraArgs ...string) *rawAgentd {
 	t.Helper()
 	logPath := filepath.Join(t.TempDir(), "agentd.log")
-	cmd := exec.Command(agentdBinary(t), append([]string{"--stdio", "--log", logPath}, extraArgs...)...)
+	cmd := exec.Command(agentdBinary(t), append([]string{"--stdio", "--private", "--log", logPath}, extraArgs...)...)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

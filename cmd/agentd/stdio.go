@@ -17,42 +17,74 @@ import (
 	"github.com/agentd/agentd/sessions"
 )
 
-// cmdStdio serves the editor protocol on stdin/stdout. stdout carries only
-// protocol; logs go to a file under the XDG state dir (and to stderr with
-// --verbose).
-func cmdStdio(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("agentd --stdio", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	verbose := fs.Bool("verbose", false, "also log to stderr")
-	debug := fs.Bool("debug", false, "also log what ACP agents print on stderr and the lines agentd could not read from them (may hold prompt or screen text)")
-	cooldown := fs.Duration("cooldown", 30*time.Second, "attention is raised at most once per session and state in this window")
-	logPath := fs.String("log", "", "log file (default $XDG_STATE_HOME/agentd/agentd.log)")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) to this file until agentd exits")
-	permTimeout := fs.Duration("permission-timeout", 30*time.Minute, "an ACP permission nobody answers in this time is answered with the agent's reject option")
+// serverFlags are the flags of whatever hosts sessions: the daemon
+// (`agentd serve`) and the private in-process mode (`--stdio --private`).
+// The forwarder takes them too and hands them to a daemon it starts.
+type serverFlags struct {
+	verbose     bool
+	debug       bool
+	cooldown    time.Duration
+	logPath     string
+	cpuProfile  string
+	permTimeout time.Duration
+	keepExited  time.Duration
+	detectPoll  time.Duration
+}
+
+func (f *serverFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&f.verbose, "verbose", false, "also log to stderr")
+	fs.BoolVar(&f.debug, "debug", false, "also log what ACP agents print on stderr and the lines agentd could not read from them (may hold prompt or screen text)")
+	fs.DurationVar(&f.cooldown, "cooldown", 30*time.Second, "attention is raised at most once per session and state in this window, for each client")
+	fs.StringVar(&f.logPath, "log", "", "log file (default $XDG_STATE_HOME/agentd/agentd.log)")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile (pprof) to this file until agentd exits")
+	fs.DurationVar(&f.permTimeout, "permission-timeout", 30*time.Minute, "an ACP permission nobody answers in this time is answered with the agent's reject option")
+	fs.DurationVar(&f.keepExited, "keep-exited", time.Hour, "an exited session stays listed, with its last screen, this long")
 	// For benchmarks only (cmd/agentd-bench): classify every session on
 	// this ticker instead of when its screen changes.
-	detectPoll := fs.Duration("detect-poll", 0, "benchmarks only: classify every session on this ticker instead of on change")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	fs.DurationVar(&f.detectPoll, "detect-poll", 0, "benchmarks only: classify every session on this ticker instead of on change")
+}
+
+// daemonArgs are the flags a forwarder passes to the daemon it starts.
+func (f *serverFlags) daemonArgs() []string {
+	args := []string{"--cooldown", f.cooldown.String(), "--permission-timeout", f.permTimeout.String(), "--keep-exited", f.keepExited.String()}
+	if f.debug {
+		args = append(args, "--debug")
 	}
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
+	if f.logPath != "" {
+		if abs, err := filepath.Abs(f.logPath); err == nil {
+			args = append(args, "--log", abs)
+		}
+	}
+	return args
+}
+
+// host is what a server needs, built from the flags: the log, the rules,
+// the keeper and the server itself.
+type host struct {
+	log   *slog.Logger
+	srv   *rpc.Server
+	close func()
+}
+
+// newHost builds a server. socket is the daemon's socket ("" in private
+// mode); report sockets go beside it.
+func newHost(f *serverFlags, private bool, socket string, stderr io.Writer) (*host, error) {
+	var stopProfile func()
+	if f.cpuProfile != "" {
+		pf, err := os.Create(f.cpuProfile)
 		if err != nil {
-			fmt.Fprintf(stderr, "agentd: %v\n", err)
-			return 2
+			return nil, err
 		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintf(stderr, "agentd: %v\n", err)
-			return 2
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return nil, err
 		}
-		defer func() { pprof.StopCPUProfile(); _ = f.Close() }()
+		stopProfile = func() { pprof.StopCPUProfile(); _ = pf.Close() }
 	}
-	log, closeLog := openLog(*logPath, *verbose, *debug, stderr)
-	defer closeLog()
+	log, closeLog := openLog(f.logPath, f.verbose, f.debug, stderr)
 	rules, warnings := loadRules()
 	for _, w := range warnings {
 		log.Warn("manifest problem", "err", w)
-		if !*verbose {
+		if !f.verbose {
 			fmt.Fprintf(stderr, "agentd: warning: %v\n", w)
 		}
 	}
@@ -61,25 +93,56 @@ func cmdStdio(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		log.Warn("no keeper: agents would outlive an agentd that is killed", "err", err)
 	}
-	srv := rpc.NewServer(sessions.Options{Rules: rules, Cooldown: *cooldown, ReportDir: reportDir(), Self: self, Log: log, Keeper: keeper, PermissionTimeout: *permTimeout, DetectPoll: *detectPoll}, version, log)
-	log.Info("serving on stdio", "version", version, "pid", os.Getpid())
-	if err := srv.Serve(context.Background(), stdin, stdout); err != nil {
-		log.Error("serve", "err", err)
+	reportDir := rpc.RuntimeDir()
+	if socket != "" {
+		reportDir = filepath.Dir(socket)
+	}
+	if err := rpc.PrivateDir(reportDir); err != nil {
+		log.Warn("no report socket: hooks and agentd signal will not reach agentd", "err", err)
+		reportDir = ""
+	}
+	opts := sessions.Options{Rules: rules, ReportDir: reportDir, Self: self, Log: log, Keeper: keeper,
+		PermissionTimeout: f.permTimeout, KeepExited: f.keepExited, DetectPoll: f.detectPoll, DaemonSocket: socket}
+	srv := rpc.NewServer(opts, rpc.Config{Version: version, Log: log, Cooldown: f.cooldown, Private: private, Socket: socket})
+	return &host{log: log, srv: srv, close: func() {
+		closeLog()
+		if stopProfile != nil {
+			stopProfile()
+		}
+	}}, nil
+}
+
+// cmdStdio is what editors start. By default it is a thin forwarder to the
+// per-user daemon (started when none runs), so agents outlive the editor;
+// with --private it serves in-process and its sessions end with stdin.
+// stdout carries only protocol; logs go to a file under the XDG state dir
+// (and to stderr with --verbose).
+func cmdStdio(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("agentd --stdio", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f serverFlags
+	f.register(fs)
+	private := fs.Bool("private", false, "serve in this process: sessions end when stdin closes (no daemon)")
+	socket := fs.String("socket", "", "the daemon's socket (default $AGENTD_SOCKET, else $XDG_RUNTIME_DIR/agentd/agentd.sock)")
+	idle := fs.Duration("idle-timeout", 10*time.Minute, "for a daemon this starts: exit after this long with no session and no client")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if !*private {
+		return forward(forwardOptions{socket: *socket, flags: &f, idle: *idle}, stdin, stdout, stderr)
+	}
+	h, err := newHost(&f, true, "", stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentd: %v\n", err)
+		return 2
+	}
+	defer h.close()
+	h.log.Info("serving on stdio (private)", "version", version, "pid", os.Getpid())
+	if err := h.srv.Serve(context.Background(), stdin, stdout); err != nil {
+		h.log.Error("serve", "err", err)
 		return 1
 	}
 	return 0
-}
-
-// reportDir is where the report socket goes: $XDG_RUNTIME_DIR/agentd, or a
-// private folder under the temp dir where there is no runtime dir.
-func reportDir() string {
-	if dir := os.Getenv("XDG_RUNTIME_DIR"); dir != "" {
-		return filepath.Join(dir, "agentd")
-	}
-	if st, err := os.Stat(xdg.RuntimeDir); err == nil && st.IsDir() {
-		return filepath.Join(xdg.RuntimeDir, "agentd")
-	}
-	return filepath.Join(os.TempDir(), fmt.Sprintf("agentd-%d", os.Getuid()))
 }
 
 // openLog opens agentd's log. Without debug it holds what agentd did, never
@@ -88,9 +151,7 @@ func openLog(path string, verbose, debug bool, stderr io.Writer) (*slog.Logger, 
 	var writers []io.Writer
 	closeFn := func() {}
 	if path == "" {
-		if p, err := xdg.StateFile("agentd/agentd.log"); err == nil {
-			path = p
-		}
+		path = defaultLogPath()
 	}
 	if path != "" {
 		if f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600); err == nil {
@@ -109,4 +170,14 @@ func openLog(path string, verbose, debug bool, stderr io.Writer) (*slog.Logger, 
 		level = slog.LevelDebug
 	}
 	return slog.New(slog.NewTextHandler(io.MultiWriter(writers...), &slog.HandlerOptions{Level: level})), closeFn
+}
+
+// defaultLogPath is $XDG_STATE_HOME/agentd/agentd.log (its folder made), or
+// "" when there is no state folder.
+func defaultLogPath() string {
+	p, err := xdg.StateFile("agentd/agentd.log")
+	if err != nil {
+		return ""
+	}
+	return p
 }

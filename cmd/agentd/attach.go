@@ -1,0 +1,212 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"golang.org/x/term"
+
+	"github.com/agentd/agentd/rpc"
+)
+
+// attach shows a session's screen in this terminal and types what the
+// person types into it, until the detach key (the agent runs on) or the
+// agent's end. It is a client like any other: other windows keep watching.
+
+// Terminal modes an agent may have switched on in the person's terminal
+// through its output; they are switched off again on leaving, with the
+// alternate screen agentd attached in.
+const leaveModes = "\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?1004l\x1b[?2004l\x1b[<u\x1b[0m\x1b[?25h\x1b[?1049l"
+
+// detachKeys maps a --detach-key name to the byte a terminal sends for it.
+var detachKeys = map[string]byte{`ctrl-\`: 0x1c, "ctrl-]": 0x1d, "ctrl-^": 0x1e, "ctrl-_": 0x1f, "ctrl-g": 0x07, "ctrl-q": 0x11}
+
+func cmdAttach(args []string, stdout, stderr io.Writer) int {
+	fs, socket := newFlags("attach", stderr)
+	key := fs.String("detach-key", `ctrl-\`, "the key that detaches, leaving the agent running: ctrl-\\, ctrl-], ctrl-^, ctrl-_, ctrl-g or ctrl-q")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return exitUsage
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(stderr, "usage: agentd attach SESSION [--detach-key ctrl-\\]")
+		return exitUsage
+	}
+	detach, ok := detachKeys[strings.ToLower(*key)]
+	if !ok {
+		fmt.Fprintf(stderr, "agentd attach: unknown detach key %q\n", *key)
+		return exitUsage
+	}
+	k, err := dialCLI(*socket, false)
+	if err != nil {
+		return fail(stderr, "attach", err)
+	}
+	defer k.close()
+	s, err := k.find(pos[0])
+	if err != nil {
+		return fail(stderr, "attach", err)
+	}
+	return k.attach(s, detach, *key, stdout, stderr)
+}
+
+func cmdRun(args []string, stdout, stderr io.Writer) int {
+	fs, socket := newFlags("run", stderr)
+	name := fs.String("name", "", "the session's name (default: the agent's)")
+	agent := fs.String("agent", "", "the agent's manifest (default: identified from ARGV)")
+	key := fs.String("detach-key", `ctrl-\`, "the key that detaches, leaving the agent running")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return exitUsage
+	}
+	if len(pos) == 0 {
+		fmt.Fprintln(stderr, "usage: agentd run [--name N] [--agent A] -- ARGV...")
+		return exitUsage
+	}
+	detach, ok := detachKeys[strings.ToLower(*key)]
+	if !ok {
+		fmt.Fprintf(stderr, "agentd run: unknown detach key %q\n", *key)
+		return exitUsage
+	}
+	k, err := dialCLI(*socket, true)
+	if err != nil {
+		return fail(stderr, "run", err)
+	}
+	defer k.close()
+	cwd, _ := os.Getwd()
+	spawn := rpc.SpawnParams{Argv: pos, Cwd: cwd, Name: *name, Agent: *agent}
+	tty := term.IsTerminal(int(os.Stdin.Fd()))
+	if tty {
+		if w, h, err := term.GetSize(int(os.Stdout.Fd())); err == nil {
+			spawn.Cols, spawn.Rows = w, h
+		}
+	}
+	var s rpc.Session
+	if err := k.call("session/spawn", spawn, &s); err != nil {
+		return fail(stderr, "run", err)
+	}
+	if !tty {
+		// A script: say which session it is and leave it running.
+		fmt.Fprintln(stdout, s.SessionID)
+		return exitOK
+	}
+	return k.attach(s, detach, *key, stdout, stderr)
+}
+
+// attach runs the terminal view of s until detach or the session's end.
+func (k *cli) attach(s rpc.Session, detach byte, keyName string, stdout, stderr io.Writer) int {
+	in := int(os.Stdin.Fd())
+	if !term.IsTerminal(in) {
+		fmt.Fprintln(stderr, "agentd attach: stdin is not a terminal")
+		return exitUsage
+	}
+	if s.Exit != nil {
+		fmt.Fprintf(stderr, "agentd attach: %s has exited (%s)\n", s.SessionID, stateWords(s.State, s.Outcome, s.Exit))
+		return exitFailed
+	}
+	old, err := term.MakeRaw(in)
+	if err != nil {
+		return fail(stderr, "attach", err)
+	}
+	fmt.Fprint(stdout, "\x1b[?1049h")
+	restore := func() {
+		fmt.Fprint(stdout, leaveModes)
+		_ = term.Restore(in, old)
+	}
+	resize := func() {
+		if w, h, err := term.GetSize(int(os.Stdout.Fd())); err == nil {
+			_ = k.call("session/resize", rpc.ResizeParams{SessionID: s.SessionID, Cols: w, Rows: h}, nil)
+		}
+	}
+	resize()
+	if err := k.call("session/subscribe", rpc.SubscribeParams{SessionID: s.SessionID, Output: true}, nil); err != nil {
+		restore()
+		return fail(stderr, "attach", err)
+	}
+
+	// The person's keys, read on their own goroutine.
+	keys := make(chan []byte)
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := os.Stdin.Read(buf)
+			if n > 0 {
+				keys <- append([]byte(nil), buf[:n]...)
+			}
+			if err != nil {
+				close(keys)
+				return
+			}
+		}
+	}()
+	winch := make(chan os.Signal, 1)
+	signal.Notify(winch, syscall.SIGWINCH)
+	defer signal.Stop(winch)
+	// kitty's keyboard protocol, which an agent may have switched on in the
+	// person's terminal, sends the detach key as CSI <code>;5u.
+	code := int(detach) + 0x40 // ctrl-\ is '\'
+	if detach <= 0x1a {
+		code = int(detach) + 0x60 // ctrl-g is 'g'
+	}
+	kittyDetach := []byte(fmt.Sprintf("\x1b[%d;5u", code))
+	for {
+		for _, n := range k.take() {
+			switch n.Method {
+			case "session/output":
+				var o rpc.OutputNotification
+				if json.Unmarshal(n.Params, &o) == nil && o.SessionID == s.SessionID {
+					_, _ = io.WriteString(stdout, o.Data)
+				}
+			case "session/exited":
+				var e rpc.ExitedNotification
+				if json.Unmarshal(n.Params, &e) == nil && e.SessionID == s.SessionID {
+					restore()
+					how := fmt.Sprintf("exit code %d", e.ExitCode)
+					if e.Signal != "" {
+						how = e.Signal
+					}
+					fmt.Fprintf(stderr, "[agentd: %s (%s) ended: %s]\n", s.SessionID, s.Name, how)
+					if e.ExitCode < 0 {
+						return exitFailed
+					}
+					return e.ExitCode
+				}
+			}
+		}
+		select {
+		case <-k.arrived:
+		case <-winch:
+			resize()
+		case b, ok := <-keys:
+			if !ok {
+				restore()
+				return exitOK
+			}
+			cut := bytes.IndexByte(b, detach)
+			if i := bytes.Index(b, kittyDetach); i >= 0 && (cut < 0 || i < cut) {
+				cut = i
+			}
+			if cut >= 0 {
+				b = b[:cut]
+			}
+			if len(b) > 0 {
+				_ = k.call("session/input", rpc.InputParams{SessionID: s.SessionID, Data: string(b)}, nil)
+			}
+			if cut >= 0 {
+				_ = k.call("session/subscribe", rpc.SubscribeParams{SessionID: s.SessionID, Output: false}, nil)
+				restore()
+				fmt.Fprintf(stderr, "[agentd: detached from %s (%s); it runs on: agentd attach %s]\n", s.SessionID, s.Name, s.SessionID)
+				return exitOK
+			}
+		case <-k.c.Done():
+			restore()
+			fmt.Fprintln(stderr, "[agentd: the daemon closed the connection]")
+			return exitUsage
+		}
+	}
+}

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// tmux runs a private tmux server for one test.
+type tmux struct {
+	t      *testing.T
+	socket string
+}
+
+func newTmux(t *testing.T) *tmux {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("AGENTD_REQUIRE_AGENTS") != "" {
+			t.Fatal("tmux is not installed (.ci/run installs it)")
+		}
+		t.Skip("tmux is not installed")
+	}
+	x := &tmux{t: t, socket: filepath.Join(t.TempDir(), "tmux.sock")}
+	t.Cleanup(func() { _ = exec.Command("tmux", "-S", x.socket, "kill-server").Run() })
+	return x
+}
+
+func (x *tmux) run(args ...string) string {
+	x.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-S", x.socket}, args...)...).CombinedOutput()
+	if err != nil {
+		x.t.Fatalf("tmux %s: %v: %s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// waitFor polls the pane until it shows want (tmux tells nobody when a
+// pane changes); the guard's message shows what the pane held.
+func (x *tmux) waitFor(want string, timeout time.Duration) string {
+	x.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		screen := x.run("capture-pane", "-p", "-t", "t")
+		if strings.Contains(screen, want) {
+			return screen
+		}
+		if time.Now().After(deadline) {
+			x.t.Fatalf("the tmux pane did not show %q within %s; it shows:\n%s", want, timeout, screen)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// agentd attach in a real terminal (tmux): the pane shows the agent's
+// screen, keys typed there reach the agent, a resize of the pane resizes
+// the session, and the detach key leaves the agent running, as the other
+// clients see.
+func TestAttachInTmux(t *testing.T) {
+	x := newTmux(t)
+	d := newDaemonEnv(t)
+	c := d.forwarder()
+	var s spawned
+	c.mustCall("session/spawn", map[string]any{"argv": []string{agentdBinary(t), "demo-agent"}, "cwd": t.TempDir(), "name": "demo", "cols": 80, "rows": 24}, &s)
+	from := 0
+	c.waitState(s.SessionID, "idle", &from, 20*time.Second)
+
+	script := filepath.Join(t.TempDir(), "attach.sh")
+	var exports strings.Builder
+	for _, kv := range d.env {
+		k, v, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "AGENTD_") || strings.HasPrefix(k, "XDG_") || k == "PATH" || k == "HOME" {
+			fmt.Fprintf(&exports, "export %s=%q\n", k, v)
+		}
+	}
+	body := exports.String() + fmt.Sprintf("%q attach demo\necho \"attach exited $?\"\nexec sleep 600\n", agentdBinary(t))
+	must(t, os.WriteFile(script, []byte(body), 0o755))
+	x.run("new-session", "-d", "-s", "t", "-x", "100", "-y", "30", "bash "+script)
+
+	x.waitFor("Welcome to the agentd demo agent", 20*time.Second)
+	// The session took the pane's size.
+	if sz := sizeOf(t, c, s.SessionID); sz != "100x30" {
+		t.Errorf("the attached session is %s, want the pane's 100x30", sz)
+	}
+	x.run("send-keys", "-t", "t", "-l", "Add a NOTES.md file")
+	x.run("send-keys", "-t", "t", "Enter")
+	b := c.waitPrompt(s.SessionID, &from, 20*time.Second)
+	screen := x.waitFor("Do you want to proceed?", 20*time.Second)
+	t.Logf("the attached pane:\n%s", screen)
+
+	x.run("resize-window", "-t", "t", "-x", "90", "-y", "28")
+	deadline := time.Now().Add(10 * time.Second)
+	for sizeOf(t, c, s.SessionID) != "90x28" && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if sz := sizeOf(t, c, s.SessionID); sz != "90x28" {
+		t.Errorf("after the pane's resize the session is %s, want 90x28", sz)
+	}
+
+	x.run("send-keys", "-t", "t", `C-\`)
+	after := x.waitFor("attach exited 0", 10*time.Second)
+	if !strings.Contains(after, "[agentd: detached from s1 (demo); it runs on: agentd attach s1]") {
+		t.Errorf("the pane after detaching:\n%s", after)
+	}
+	if !alive(s.Pid) {
+		t.Fatalf("the agent ended when its terminal view detached")
+	}
+	for _, ls := range c.list().Sessions {
+		if ls.SessionID == s.SessionID && (ls.State != "blocked" || ls.Prompt == nil || ls.Prompt.PromptID != b.Prompt.PromptID) {
+			t.Errorf("after detaching the session is %s (prompt %+v), want still blocked on %s", ls.State, ls.Prompt, b.Prompt.PromptID)
+		}
+	}
+}
+
+// sizeOf is a session's size as session/list tells it, "COLSxROWS".
+func sizeOf(t *testing.T, c *client, id string) string {
+	t.Helper()
+	var l struct {
+		Sessions []struct {
+			SessionID  string `json:"sessionId"`
+			Cols, Rows int
+		} `json:"sessions"`
+	}
+	c.mustCall("session/list", nil, &l)
+	for _, s := range l.Sessions {
+		if s.SessionID == id {
+			return fmt.Sprintf("%dx%d", s.Cols, s.Rows)
+		}
+	}
+	return "none"
+}

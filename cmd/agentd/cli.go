@@ -1,0 +1,567 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/agentd/agentd/detect"
+	"github.com/agentd/agentd/rpc"
+)
+
+// The CLI is the daemon's third kind of client, beside editors and Neovim:
+// for people in a terminal and for scripts, locally or over `ssh host
+// agentd …`. Each command connects, does one thing and leaves; no command
+// but kill (and stop --force) ends an agent.
+
+// Exit codes of the CLI.
+const (
+	exitOK       = 0
+	exitFailed   = 1 // the thing asked could not be done: refused, stale, timed out
+	exitUsage    = 2 // bad arguments, no daemon, a broken connection
+	exitEndedYet = 3 // wait: the session ended before reaching the state
+)
+
+var errNoDaemon = errors.New("no agentd daemon is running")
+
+// cli is one command's connection to the daemon.
+type cli struct {
+	c      *rpc.Client
+	socket string
+
+	mu      sync.Mutex
+	notes   []rpc.Notification
+	arrived chan struct{} // poked for each notification
+}
+
+// dialCLI connects to the daemon; start says whether to start one when none
+// runs (only commands that make a session do).
+func dialCLI(socketFlag string, start bool) (*cli, error) {
+	path, err := socketPath(socketFlag)
+	if err != nil {
+		return nil, err
+	}
+	k := &cli{socket: path, arrived: make(chan struct{}, 1)}
+	conn, err := dialDaemon(path)
+	if err != nil && canStart(err) {
+		if !start {
+			return nil, fmt.Errorf("%w (nothing listens on %s)", errNoDaemon, path)
+		}
+		conn, err = connectDaemon(path, &serverFlags{cooldown: 30 * time.Second, permTimeout: 30 * time.Minute, keepExited: time.Hour}, 10*time.Minute)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("agentd daemon at %s: %w", path, err)
+	}
+	cwd, _ := os.Getwd()
+	hello := rpc.HelloParams{Version: version, ProtocolVersion: rpc.ProtocolVersion, Pid: os.Getpid(), Cwd: cwd, Env: os.Environ()}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	k.c, err = rpc.NewClient(ctx, conn, hello, k.note)
+	if err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
+	var init rpc.InitializeResult
+	if err := k.c.Call(ctx, "initialize", rpc.InitializeParams{ClientInfo: &rpc.ClientInfo{Name: "agentd-cli", Version: version}, WorkspaceFolders: []string{cwd}}, &init); err != nil {
+		k.c.Close()
+		return nil, err
+	}
+	return k, nil
+}
+
+func (k *cli) note(n rpc.Notification) {
+	k.mu.Lock()
+	k.notes = append(k.notes, n)
+	k.mu.Unlock()
+	select {
+	case k.arrived <- struct{}{}:
+	default:
+	}
+}
+
+// take returns the notifications that arrived since the last take.
+func (k *cli) take() []rpc.Notification {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	out := k.notes
+	k.notes = nil
+	return out
+}
+
+func (k *cli) call(method string, params, result any) error {
+	return k.c.Call(context.Background(), method, params, result)
+}
+
+func (k *cli) close() { _ = k.c.Close() }
+
+func (k *cli) list() ([]rpc.Session, error) {
+	var res rpc.ListResult
+	if err := k.call("session/list", nil, &res); err != nil {
+		return nil, err
+	}
+	return res.Sessions, nil
+}
+
+// find resolves SESSION: an id, or a name only one session has (or only
+// one live session has).
+func (k *cli) find(ref string) (rpc.Session, error) {
+	list, err := k.list()
+	if err != nil {
+		return rpc.Session{}, err
+	}
+	var named, live []rpc.Session
+	for _, s := range list {
+		if s.SessionID == ref {
+			return s, nil
+		}
+		if s.Name == ref {
+			named = append(named, s)
+			if s.Exit == nil {
+				live = append(live, s)
+			}
+		}
+	}
+	switch {
+	case len(named) == 1:
+		return named[0], nil
+	case len(live) == 1:
+		return live[0], nil
+	case len(named) > 1:
+		var ids []string
+		for _, s := range named {
+			ids = append(ids, s.SessionID)
+		}
+		return rpc.Session{}, fmt.Errorf("%q names %d sessions (%s): use the id", ref, len(named), strings.Join(ids, ", "))
+	}
+	var known []string
+	for _, s := range list {
+		known = append(known, s.SessionID+" "+s.Name)
+	}
+	if len(known) == 0 {
+		return rpc.Session{}, fmt.Errorf("no session %q: the daemon has no sessions", ref)
+	}
+	return rpc.Session{}, fmt.Errorf("no session %q (sessions: %s)", ref, strings.Join(known, ", "))
+}
+
+// parseArgs parses flags wherever they are among the arguments (`agentd
+// wait s1 --until blocked`); "--" ends the flags.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *string) {
+	fs := flag.NewFlagSet("agentd "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	socket := fs.String("socket", "", "the daemon's socket (default $AGENTD_SOCKET, else $XDG_RUNTIME_DIR/agentd/agentd.sock)")
+	return fs, socket
+}
+
+// fail prints a command's error; a JSON-RPC error is shown by its message.
+func fail(stderr io.Writer, cmd string, err error) int {
+	var je *jsonrpc2.Error
+	if errors.As(err, &je) {
+		fmt.Fprintf(stderr, "agentd %s: %s\n", cmd, je.Message)
+		return exitFailed
+	}
+	fmt.Fprintf(stderr, "agentd %s: %v\n", cmd, err)
+	return exitUsage
+}
+
+func cmdLs(args []string, stdout, stderr io.Writer) int {
+	fs, socket := newFlags("ls", stderr)
+	asJSON := fs.Bool("json", false, "print session/list's result as JSON")
+	if _, err := parseArgs(fs, args); err != nil {
+		return exitUsage
+	}
+	k, err := dialCLI(*socket, false)
+	if errors.Is(err, errNoDaemon) {
+		// Nothing runs: that is an empty list, not a failure.
+		if *asJSON {
+			fmt.Fprintln(stdout, `{"sessions":[]}`)
+		} else {
+			fmt.Fprintln(stderr, "agentd ls: no agentd daemon is running, so no sessions")
+		}
+		return exitOK
+	}
+	if err != nil {
+		return fail(stderr, "ls", err)
+	}
+	defer k.close()
+	list, err := k.list()
+	if err != nil {
+		return fail(stderr, "ls", err)
+	}
+	if *asJSON {
+		b, _ := json.Marshal(rpc.ListResult{Sessions: list})
+		fmt.Fprintln(stdout, string(b))
+		return exitOK
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(stdout, "no sessions")
+		return exitOK
+	}
+	// The table is aligned first; each blocked session's prompt then goes
+	// under its row, where it would break the columns.
+	var table strings.Builder
+	tw := tabwriter.NewWriter(&table, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tAGENT\tSTATE\tSINCE\tCWD")
+	home, _ := os.UserHomeDir()
+	for _, s := range list {
+		cwd := s.Cwd
+		if home != "" && home != "/" && strings.HasPrefix(cwd, home+"/") {
+			cwd = "~" + cwd[len(home):]
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.SessionID, s.Name, s.Agent, stateWords(s.State, s.Outcome, s.Exit), ago(s.Since), cwd)
+	}
+	_ = tw.Flush()
+	rows := strings.Split(strings.TrimSuffix(table.String(), "\n"), "\n")
+	fmt.Fprintln(stdout, rows[0])
+	for i, s := range list {
+		fmt.Fprintln(stdout, strings.TrimRight(rows[i+1], " "))
+		if s.State == "blocked" && s.Prompt != nil {
+			fmt.Fprintf(stdout, "    ↳ %s\n", promptLine(s.Prompt))
+		}
+	}
+	return exitOK
+}
+
+// stateWords is a state as ls shows it.
+func stateWords(state, outcome string, exit *rpc.Exit) string {
+	switch {
+	case exit != nil && exit.Signal != "":
+		return "exited (" + exit.Signal + ")"
+	case exit != nil:
+		return fmt.Sprintf("exited (%d)", exit.ExitCode)
+	case outcome != "":
+		return state + " (" + outcome + ")"
+	}
+	return state
+}
+
+// ago is how long ago an RFC 3339 time was, roughly.
+func ago(stamp string) string {
+	t, err := time.Parse(time.RFC3339Nano, stamp)
+	if err != nil {
+		return "-"
+	}
+	d := time.Since(t)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+// promptLine is a prompt on one line: its question and options with ids.
+func promptLine(p *detect.Prompt) string {
+	var b strings.Builder
+	b.WriteString(p.Question)
+	for _, o := range p.Options {
+		fmt.Fprintf(&b, "  [%s] %s", o.ID, o.Label)
+	}
+	if p.Freeform {
+		b.WriteString("  (or --text)")
+	}
+	return b.String()
+}
+
+// waitEvent is what wait prints: the state reached, as JSON or a line.
+type waitEvent struct {
+	SessionID   string         `json:"sessionId"`
+	Name        string         `json:"name,omitempty"`
+	State       string         `json:"state"`
+	Outcome     string         `json:"outcome,omitempty"`
+	StateSource string         `json:"stateSource"`
+	Reason      string         `json:"reason"`
+	Since       string         `json:"since"`
+	Prompt      *detect.Prompt `json:"prompt,omitempty"`
+}
+
+var waitStates = map[string]bool{"blocked": true, "idle": true, "done": true, "working": true, "error": true, "exited": true, "changed": true}
+
+func cmdWait(args []string, stdout, stderr io.Writer) int {
+	fs, socket := newFlags("wait", stderr)
+	until := fs.String("until", "", "blocked, idle, done, working, error, exited, or changed (any new state or prompt)")
+	timeout := fs.Duration("timeout", 0, "give up after this long (exit 1); 0 waits for ever")
+	asJSON := fs.Bool("json", false, "print the state reached as JSON")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return exitUsage
+	}
+	if len(pos) != 1 || !waitStates[*until] {
+		fmt.Fprintln(stderr, "usage: agentd wait SESSION --until blocked|idle|done|working|error|exited|changed [--timeout D] [--json]")
+		return exitUsage
+	}
+	k, err := dialCLI(*socket, false)
+	if err != nil {
+		return fail(stderr, "wait", err)
+	}
+	defer k.close()
+	s, err := k.find(pos[0])
+	if err != nil {
+		return fail(stderr, "wait", err)
+	}
+	print := func(e waitEvent) {
+		e.Name = s.Name
+		if *asJSON {
+			b, _ := json.Marshal(e)
+			fmt.Fprintln(stdout, string(b))
+			return
+		}
+		line := fmt.Sprintf("%s %s", e.SessionID, stateWords(e.State, e.Outcome, nil))
+		if e.State == "blocked" && e.Prompt != nil {
+			line += ": " + promptLine(e.Prompt)
+		}
+		fmt.Fprintln(stdout, line)
+	}
+	now := waitEvent{SessionID: s.SessionID, State: s.State, Outcome: s.Outcome, StateSource: s.StateSource, Reason: s.Reason, Since: s.Since, Prompt: s.Prompt}
+	if *until == s.State {
+		print(now)
+		return exitOK
+	}
+	if s.Exit != nil {
+		fmt.Fprintf(stderr, "agentd wait: %s has exited: it will not be %s\n", s.SessionID, *until)
+		return exitEndedYet
+	}
+	var deadline <-chan time.Time
+	if *timeout > 0 {
+		t := time.NewTimer(*timeout)
+		defer t.Stop()
+		deadline = t.C
+	}
+	last := now
+	for {
+		for _, n := range k.take() {
+			if n.Method != "session/state" {
+				continue
+			}
+			var st rpc.StateNotification
+			if json.Unmarshal(n.Params, &st) != nil || st.SessionID != s.SessionID {
+				continue
+			}
+			e := waitEvent{SessionID: st.SessionID, State: st.State, Outcome: st.Outcome, StateSource: st.StateSource, Reason: st.Reason, Since: st.Since, Prompt: st.Prompt}
+			if st.State == *until || (*until == "changed" && !sameState(e, now)) {
+				print(e)
+				return exitOK
+			}
+			if st.State == "exited" {
+				fmt.Fprintf(stderr, "agentd wait: %s exited before it was %s\n", s.SessionID, *until)
+				return exitEndedYet
+			}
+			last = e
+		}
+		select {
+		case <-k.arrived:
+		case <-k.c.Done():
+			fmt.Fprintln(stderr, "agentd wait: the daemon closed the connection")
+			return exitUsage
+		case <-deadline:
+			fmt.Fprintf(stderr, "agentd wait: %s was not %s within %s; it is %s\n", s.SessionID, *until, *timeout, stateWords(last.State, last.Outcome, nil))
+			return exitFailed
+		}
+	}
+}
+
+func sameState(a, b waitEvent) bool {
+	id := func(p *detect.Prompt) string {
+		if p == nil {
+			return ""
+		}
+		return p.ID
+	}
+	return a.State == b.State && a.Outcome == b.Outcome && id(a.Prompt) == id(b.Prompt)
+}
+
+func cmdAnswer(args []string, stdout, stderr io.Writer) int {
+	fs, socket := newFlags("answer", stderr)
+	text := fs.String("text", "", "answer with this text, where the prompt takes free text")
+	promptID := fs.String("prompt", "", "answer only if this prompt (its promptId, from ls --json or wait --json) is the one on screen")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return exitUsage
+	}
+	if len(pos) < 1 || len(pos) > 2 || (len(pos) == 2) == (*text != "") {
+		fmt.Fprintln(stderr, "usage: agentd answer SESSION OPTION | agentd answer SESSION --text TEXT   [--prompt ID]")
+		return exitUsage
+	}
+	k, err := dialCLI(*socket, false)
+	if err != nil {
+		return fail(stderr, "answer", err)
+	}
+	defer k.close()
+	s, err := k.find(pos[0])
+	if err != nil {
+		return fail(stderr, "answer", err)
+	}
+	if s.State != "blocked" || s.Prompt == nil {
+		fmt.Fprintf(stderr, "agentd answer: %s is not waiting on a prompt: it is %s\n", s.SessionID, stateWords(s.State, s.Outcome, s.Exit))
+		return exitFailed
+	}
+	p := s.Prompt
+	if *promptID != "" && *promptID != p.ID {
+		// Let agentd's own guard say so, with the prompt on screen now.
+		p = &detect.Prompt{ID: *promptID}
+	}
+	params := rpc.AnswerParams{SessionID: s.SessionID, PromptID: p.ID, Text: *text}
+	var chosen string
+	if len(pos) == 2 {
+		opt, ok := pickOption(s.Prompt, pos[1])
+		if !ok {
+			fmt.Fprintf(stderr, "agentd answer: the prompt has no option %q: %s\n", pos[1], promptLine(s.Prompt))
+			return exitFailed
+		}
+		params.OptionID, chosen = opt.ID, "["+opt.ID+"] "+opt.Label
+	} else {
+		chosen = fmt.Sprintf("text %q", *text)
+	}
+	var res rpc.AnswerResult
+	if err := k.call("runtime_answer", params, &res); err != nil {
+		var je *jsonrpc2.Error
+		if errors.As(err, &je) && je.Code == rpc.CodePromptStale {
+			fmt.Fprintf(stderr, "agentd answer: not answered: the prompt on screen is not the one answered\n")
+			var data struct{ Prompt *detect.Prompt }
+			if je.Data != nil && json.Unmarshal(*je.Data, &data) == nil && data.Prompt != nil {
+				fmt.Fprintf(stderr, "on screen now (promptId %s): %s\n", data.Prompt.ID, promptLine(data.Prompt))
+			} else {
+				fmt.Fprintln(stderr, "no prompt is on screen now")
+			}
+			return exitFailed
+		}
+		return fail(stderr, "answer", err)
+	}
+	fmt.Fprintf(stdout, "answered %s with %s; it is %s\n", s.SessionID, chosen, res.State)
+	return exitOK
+}
+
+// pickOption finds an option by id, else by its label (any case).
+func pickOption(p *detect.Prompt, want string) (detect.Option, bool) {
+	if o, ok := p.Option(want); ok {
+		return o, true
+	}
+	for _, o := range p.Options {
+		if strings.EqualFold(o.Label, want) {
+			return o, true
+		}
+	}
+	return detect.Option{}, false
+}
+
+func cmdSend(args []string, stdout, stderr io.Writer) int {
+	fs, socket := newFlags("send", stderr)
+	noSubmit := fs.Bool("no-submit", false, "type the text without pressing Enter")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return exitUsage
+	}
+	if len(pos) < 2 {
+		fmt.Fprintln(stderr, "usage: agentd send SESSION TEXT... [--no-submit]")
+		return exitUsage
+	}
+	k, err := dialCLI(*socket, false)
+	if err != nil {
+		return fail(stderr, "send", err)
+	}
+	defer k.close()
+	s, err := k.find(pos[0])
+	if err != nil {
+		return fail(stderr, "send", err)
+	}
+	err = k.call("runtime_send", rpc.SendParams{SessionID: s.SessionID, Text: strings.Join(pos[1:], " "), Submit: !*noSubmit}, nil)
+	var je *jsonrpc2.Error
+	if errors.As(err, &je) && je.Code == rpc.CodeSessionBlocked {
+		fmt.Fprintf(stderr, "agentd send: not sent: %s is waiting on a prompt; answer it with `agentd answer %s OPTION`\n", s.SessionID, s.SessionID)
+		var data struct{ Prompt *detect.Prompt }
+		if je.Data != nil && json.Unmarshal(*je.Data, &data) == nil && data.Prompt != nil {
+			fmt.Fprintf(stderr, "on screen: %s\n", promptLine(data.Prompt))
+		}
+		return exitFailed
+	}
+	if err != nil {
+		return fail(stderr, "send", err)
+	}
+	return exitOK
+}
+
+func cmdKill(args []string, stdout, stderr io.Writer) int {
+	fs, socket := newFlags("kill", stderr)
+	sig := fs.String("signal", "", "the signal (default SIGHUP, then SIGKILL after 2 s)")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return exitUsage
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(stderr, "usage: agentd kill SESSION [--signal SIG]")
+		return exitUsage
+	}
+	k, err := dialCLI(*socket, false)
+	if err != nil {
+		return fail(stderr, "kill", err)
+	}
+	defer k.close()
+	s, err := k.find(pos[0])
+	if err != nil {
+		return fail(stderr, "kill", err)
+	}
+	if err := k.call("session/kill", rpc.KillParams{SessionID: s.SessionID, Signal: *sig}, nil); err != nil {
+		return fail(stderr, "kill", err)
+	}
+	return exitOK
+}
+
+func cmdStop(args []string, stdout, stderr io.Writer) int {
+	fs, socket := newFlags("stop", stderr)
+	force := fs.Bool("force", false, "also end the sessions that still run")
+	if _, err := parseArgs(fs, args); err != nil {
+		return exitUsage
+	}
+	k, err := dialCLI(*socket, false)
+	if errors.Is(err, errNoDaemon) {
+		fmt.Fprintln(stdout, "no agentd daemon is running")
+		return exitOK
+	}
+	if err != nil {
+		return fail(stderr, "stop", err)
+	}
+	defer k.close()
+	pid := k.c.Hello.Pid
+	if err := k.call(rpc.MethodStop, rpc.StopParams{Force: *force}, nil); err != nil {
+		return fail(stderr, "stop", err)
+	}
+	// The daemon closes every connection once its sessions have ended.
+	select {
+	case <-k.c.Done():
+	case <-time.After(30 * time.Second):
+		fmt.Fprintf(stderr, "agentd stop: the daemon (pid %d) is still ending after 30 s\n", pid)
+		return exitFailed
+	}
+	fmt.Fprintf(stdout, "agentd daemon (pid %d) stopped\n", pid)
+	return exitOK
+}

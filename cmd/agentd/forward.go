@@ -1,0 +1,162 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/agentd/agentd/rpc"
+)
+
+// The forwarder is `agentd --stdio` without --private: the editor's
+// sidecar, a thin pipe to the per-user daemon. It says hello (its version,
+// folder and environment, which the sessions it spawns run in), then only
+// moves bytes both ways. When stdin closes it exits and the sessions live
+// on; when the daemon goes away it exits with an error, and the editor,
+// which knows which sessions it saw, says which ended.
+
+type forwardOptions struct {
+	socket string
+	flags  *serverFlags
+	idle   time.Duration
+}
+
+// helloID is the forwarder's own request id; editors' ids never reach the
+// daemon before the hello is answered.
+const helloID = "agentd-forwarder-hello"
+
+func forward(o forwardOptions, stdin io.Reader, stdout, stderr io.Writer) int {
+	log, closeLog := openLog(o.flags.logPath, o.flags.verbose, false, stderr)
+	defer closeLog()
+	path, err := socketPath(o.socket)
+	if err != nil {
+		return refuseEditor(stdin, stdout, stderr, err)
+	}
+	nc, err := connectDaemon(path, o.flags, o.idle)
+	if err != nil {
+		log.Error("forwarder: no daemon", "socket", path, "err", err)
+		return refuseEditor(stdin, stdout, stderr, err)
+	}
+	defer nc.Close()
+	fromDaemon := bufio.NewReaderSize(nc, 64<<10)
+	hello, err := sayHello(nc, fromDaemon, stdout)
+	if err != nil {
+		log.Error("forwarder: hello", "socket", path, "err", err)
+		return refuseEditor(stdin, stdout, stderr, err)
+	}
+	if hello.ProtocolVersion != rpc.ProtocolVersion {
+		err := rpc.IncompatibleError(hello.Daemon, version)
+		log.Error("forwarder: incompatible daemon", "err", err)
+		return refuseEditor(stdin, stdout, stderr, err)
+	}
+	for _, w := range hello.Warnings {
+		log.Warn("forwarder: " + w)
+	}
+	log.Info("forwarding", "pid", os.Getpid(), "daemon", hello.Pid, "socket", path)
+	return pump(stdin, stdout, nc, fromDaemon, log, hello.Pid)
+}
+
+// sayHello sends the hello and reads up to its answer; anything the daemon
+// sends before it (notifications) goes on to the editor.
+func sayHello(nc net.Conn, r *bufio.Reader, stdout io.Writer) (rpc.HelloResult, error) {
+	cwd, _ := os.Getwd()
+	params := rpc.HelloParams{Version: version, ProtocolVersion: rpc.ProtocolVersion, Pid: os.Getpid(), Cwd: cwd, Env: os.Environ()}
+	req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": helloID, "method": rpc.MethodHello, "params": params})
+	if err := rpc.WriteMessage(nc, req); err != nil {
+		return rpc.HelloResult{}, err
+	}
+	_ = nc.SetReadDeadline(time.Now().Add(30 * time.Second))
+	defer nc.SetReadDeadline(time.Time{})
+	for {
+		body, err := rpc.ReadMessage(r)
+		if err != nil {
+			return rpc.HelloResult{}, fmt.Errorf("the daemon did not answer hello: %w", err)
+		}
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Result json.RawMessage `json:"result"`
+			Error  *struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if json.Unmarshal(body, &msg) != nil || string(msg.ID) != `"`+helloID+`"` {
+			if err := rpc.WriteMessage(stdout, body); err != nil {
+				return rpc.HelloResult{}, err
+			}
+			continue
+		}
+		if msg.Error != nil {
+			if msg.Error.Code == rpc.CodeMethodNotFound {
+				return rpc.HelloResult{}, &jsonrpc2.Error{Code: rpc.CodeIncompatible, Message: fmt.Sprintf("the agentd daemon is older than this agentd (%s): it does not know %s; run `agentd stop` (or `agentd stop --force` to end its sessions too), then start again", version, rpc.MethodHello)}
+			}
+			return rpc.HelloResult{}, fmt.Errorf("the daemon refused hello: %s", msg.Error.Message)
+		}
+		var res rpc.HelloResult
+		if err := json.Unmarshal(msg.Result, &res); err != nil {
+			return rpc.HelloResult{}, fmt.Errorf("the daemon's hello: %w", err)
+		}
+		return res, nil
+	}
+}
+
+// pump copies both ways until the daemon closes its side. Closing stdin
+// half-closes the socket: the daemon sends what it still has and closes.
+func pump(stdin io.Reader, stdout io.Writer, nc *net.UnixConn, fromDaemon io.Reader, log *slog.Logger, daemonPid int) int {
+	var editorDone atomic.Bool
+	go func() {
+		if _, err := io.Copy(nc, stdin); err == nil {
+			editorDone.Store(true) // stdin ended; set before the daemon can see the end
+		}
+		_ = nc.CloseWrite()
+	}()
+	_, err := io.Copy(stdout, fromDaemon)
+	if editorDone.Load() {
+		log.Info("forwarder: the editor closed its side; sessions live on in the daemon", "daemon", daemonPid)
+		return 0
+	}
+	log.Error("forwarder: the daemon closed the connection", "daemon", daemonPid, "err", err)
+	fmt.Fprintf(os.Stderr, "agentd: the daemon (pid %d) closed the connection\n", daemonPid)
+	return 1
+}
+
+// refuseEditor answers the editor's first request with err, so the editor
+// shows why there is no agentd, and exits.
+func refuseEditor(stdin io.Reader, stdout, stderr io.Writer, err error) int {
+	fmt.Fprintf(stderr, "agentd: %v\n", err)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		body, rerr := rpc.ReadMessage(bufio.NewReader(stdin))
+		if rerr != nil {
+			return
+		}
+		var req struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if json.Unmarshal(body, &req) != nil || len(req.ID) == 0 {
+			return
+		}
+		code := int64(rpc.CodeNoDaemon)
+		var je *jsonrpc2.Error
+		if errors.As(err, &je) {
+			code = je.Code
+		}
+		reply, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": req.ID, "error": map[string]any{"code": code, "message": "agentd: " + err.Error()}})
+		_ = rpc.WriteMessage(stdout, reply)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+	}
+	return 1
+}

@@ -1,0 +1,229 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/agentd/agentd/rpc"
+)
+
+// The per-user daemon. It owns every session; editors (through the
+// forwarder `agentd --stdio`), Neovim and the CLI are its clients. One runs
+// per socket: it holds an exclusive lock beside the socket for its whole
+// life, so a second one refuses to start and a dead one's socket can be
+// replaced without asking anybody.
+
+// cmdServe runs the daemon in the foreground: `agentd serve`. A forwarder
+// starts it detached, with --ready-fd to learn when it listens.
+func cmdServe(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("agentd serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f serverFlags
+	f.register(fs)
+	socket := fs.String("socket", "", "listen here (default $AGENTD_SOCKET, else $XDG_RUNTIME_DIR/agentd/agentd.sock)")
+	idle := fs.Duration("idle-timeout", 10*time.Minute, "exit after this long with no session and no client (0: never)")
+	readyFD := fs.Int("ready-fd", 0, "write \"ready\" (or the error) to this file descriptor once listening (what a forwarder that starts the daemon reads)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	var ready io.WriteCloser = nopWriteCloser{io.Discard}
+	if *readyFD > 0 {
+		ready = os.NewFile(uintptr(*readyFD), "ready")
+	}
+	fail := func(code int, err error) int {
+		fmt.Fprintf(stderr, "agentd serve: %v\n", err)
+		fmt.Fprintf(ready, "error %v\n", err)
+		_ = ready.Close()
+		return code
+	}
+	path, err := socketPath(*socket)
+	if err != nil {
+		return fail(2, err)
+	}
+	if err := rpc.PrivateDir(filepath.Dir(path)); err != nil {
+		return fail(1, err)
+	}
+	unlock, err := lockDaemon(path)
+	if err != nil {
+		return fail(1, err)
+	}
+	defer unlock()
+	ln, err := rpc.Listen(path)
+	if err != nil {
+		return fail(1, fmt.Errorf("listen on %s: %w", path, err))
+	}
+	defer os.Remove(path) // ours: the lock is still held
+	h, err := newHost(&f, false, path, stderr)
+	if err != nil {
+		ln.Close()
+		return fail(2, err)
+	}
+	defer h.close()
+	h.log.Info("daemon serving", "socket", path, "version", version, "pid", os.Getpid(), "idle_timeout", idle.String())
+	fmt.Fprintf(ready, "ready %d\n", os.Getpid())
+	_ = ready.Close()
+
+	// A person's kill (SIGTERM, or Ctrl-C on a daemon run by hand) ends the
+	// daemon and its sessions, as agentd stop --force does. A hang-up does
+	// not: the daemon has no terminal of its own to lose. (Caught, not
+	// ignored: an ignored signal stays ignored in every agent started.)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	go func() {
+		for sig := range sigs {
+			if sig == syscall.SIGHUP {
+				h.log.Info("signal: hang-up ignored; the daemon has no terminal")
+				continue
+			}
+			h.log.Info("signal: ending the daemon and its sessions", "signal", sig.String())
+			h.srv.Stop()
+		}
+	}()
+	if err := h.srv.Run(context.Background(), ln, *idle); err != nil {
+		h.log.Error("serve", "err", err)
+		return 1
+	}
+	h.log.Info("daemon ended")
+	return 0
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// socketPath is the daemon's socket: the flag, else $AGENTD_SOCKET, else the
+// runtime folder's agentd.sock; always absolute.
+func socketPath(flagValue string) (string, error) {
+	p := flagValue
+	if p == "" {
+		p = rpc.SocketPath()
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", fmt.Errorf("socket %q: %w", p, err)
+	}
+	return abs, nil
+}
+
+// lockDaemon takes the daemon's lock for socket, or says who holds it.
+func lockDaemon(socket string) (func(), error) {
+	path := socket + ".lock"
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		holder, _ := io.ReadAll(io.LimitReader(f, 32))
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("an agentd daemon is already serving %s (pid %s)", socket, strings.TrimSpace(string(holder)))
+		}
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	_ = f.Truncate(0)
+	_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	return func() { _ = f.Close() }, nil
+}
+
+// connectDaemon connects to the daemon at socket, starting one first when
+// none answers. Forwarders starting at once take turns under a lock, so
+// exactly one daemon starts and every forwarder reaches it.
+func connectDaemon(socket string, f *serverFlags, idle time.Duration) (*net.UnixConn, error) {
+	nc, err := dialDaemon(socket)
+	if err == nil || !canStart(err) {
+		return nc, err
+	}
+	if err := rpc.PrivateDir(filepath.Dir(socket)); err != nil {
+		return nil, err
+	}
+	lock, err := os.OpenFile(socket+".start", os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return nil, fmt.Errorf("lock %s: %w", lock.Name(), err)
+	}
+	// Whoever held the lock before us may have started it.
+	if nc, err := dialDaemon(socket); err == nil || !canStart(err) {
+		return nc, err
+	}
+	if err := startDaemon(socket, f, idle); err != nil {
+		return nil, err
+	}
+	return dialDaemon(socket)
+}
+
+func dialDaemon(socket string) (*net.UnixConn, error) {
+	return net.DialUnix("unix", nil, &net.UnixAddr{Name: socket, Net: "unix"})
+}
+
+// canStart: nothing listens there (no socket, or a dead daemon's).
+func canStart(err error) bool {
+	return errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED)
+}
+
+// startDaemon starts `agentd serve` detached — its own session, no
+// terminal, stdin and stdout on /dev/null, stderr into the log — and waits
+// until it listens or says why it cannot.
+func startDaemon(socket string, f *serverFlags, idle time.Duration) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	args := append([]string{"serve", "--socket", socket, "--idle-timeout", idle.String(), "--ready-fd", "3"}, f.daemonArgs()...)
+	cmd := exec.Command(self, args...)
+	cmd.Dir = "/"
+	cmd.ExtraFiles = []*os.File{w}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	logPath := daemonLogPath(f)
+	if lf, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600); err == nil {
+		cmd.Stderr = lf // a panic's trace lands in the log
+		defer lf.Close()
+	}
+	if err := cmd.Start(); err != nil {
+		w.Close()
+		return fmt.Errorf("start the agentd daemon: %w", err)
+	}
+	w.Close()
+	go func() { _ = cmd.Wait() }() // reap it should it end while we run
+	line, _ := bufio.NewReader(r).ReadString('\n')
+	switch {
+	case strings.HasPrefix(line, "ready"):
+		return nil
+	case strings.HasPrefix(line, "error "):
+		msg := strings.TrimSpace(strings.TrimPrefix(line, "error "))
+		if strings.Contains(msg, "already serving") {
+			return nil // another one won a race we did not see: dial it
+		}
+		return fmt.Errorf("the agentd daemon could not start: %s", msg)
+	}
+	return fmt.Errorf("the agentd daemon exited as it started (see %s)", logPath)
+}
+
+func daemonLogPath(f *serverFlags) string {
+	if f.logPath != "" {
+		if abs, err := filepath.Abs(f.logPath); err == nil {
+			return abs
+		}
+	}
+	return defaultLogPath()
+}
