@@ -24,8 +24,29 @@ const stepperScript = `i=0; while :; do i=$((i+1)); read -r -p "Step $i? [y/N] "
 // and exits cleanly when stdin closes. (rpc/server_test.go has the same
 // kind of table in process; this one goes through the built program.)
 func TestBadInputOverRealBinary(t *testing.T) {
-	a := startRaw(t)
-	a.mustCall("initialize", map[string]any{"clientInfo": map[string]string{"name": "badinput-test"}}, nil)
+	badInput(t, startRaw(t), false)
+}
+
+// The same bad input through the forwarder (what editors start): it passes
+// every byte on as it came, so the daemon answers each as above, and it
+// keeps serving. At the end the forwarder exits 0 on EOF and the sessions
+// live on in the daemon.
+func TestBadInputThroughTheForwarder(t *testing.T) {
+	d := newDaemonEnv(t)
+	badInput(t, startRawCmd(t, os.Stderr, []string{"--stdio", "--log", d.log}, d.env, d.log), true)
+}
+
+func badInput(t *testing.T, a *rawAgentd, forwarded bool) {
+	var init struct {
+		Daemon struct{ Pid int } `json:"daemon"`
+	}
+	a.mustCall("initialize", map[string]any{"clientInfo": map[string]string{"name": "badinput-test"}}, &init)
+	if forwarded {
+		if init.Daemon.Pid == a.cmd.Process.Pid || init.Daemon.Pid == 0 {
+			t.Fatalf("initialize through the forwarder names daemon pid %d", init.Daemon.Pid)
+		}
+		a.host = init.Daemon.Pid
+	}
 	from := 0
 
 	// The long-lived session: a y/n asker that moves on with each answer.
@@ -316,7 +337,8 @@ func TestBadInputOverRealBinary(t *testing.T) {
 	if fds := openFDCount(t, a.pid()); fds > baseFDs {
 		t.Errorf("agentd holds %d files after the table, %d before", fds, baseFDs)
 	}
-	// stdin closes: agentd ends both sessions and exits 0.
+	// stdin closes: agentd exits 0; privately it ends both sessions first,
+	// through the forwarder they live on in the daemon.
 	_ = a.in.Close()
 	select {
 	case <-a.exited:
@@ -325,6 +347,14 @@ func TestBadInputOverRealBinary(t *testing.T) {
 	}
 	if a.waitErr != nil {
 		t.Errorf("agentd exited with %v, want status 0", a.waitErr)
+	}
+	if forwarded {
+		for _, p := range []int{live.Pid, demo.Pid} {
+			if !alive(p) {
+				t.Errorf("session pid %d ended with the forwarder", p)
+			}
+		}
+		return
 	}
 	waitGone(t, append([]int{live.Pid, demo.Pid}, live2...), 10*time.Second)
 }

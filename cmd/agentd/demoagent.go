@@ -43,6 +43,8 @@ func cmdDemoAgent(stdin *os.File, stdout io.Writer) int {
 	if w, h, err := term.GetSize(int(stdin.Fd())); err == nil {
 		a.cols, a.rows = w, h
 	}
+	var pending string // input cut off mid-sequence, waiting for its end
+	var escape <-chan time.Time
 	go func() {
 		buf := make([]byte, 256)
 		for {
@@ -71,10 +73,23 @@ func cmdDemoAgent(stdin *os.File, stdout io.Writer) int {
 			if !ok {
 				return 0
 			}
-			for _, key := range splitKeys(string(k)) {
+			var keys []string
+			keys, pending = splitKeys(pending + string(k))
+			for _, key := range keys {
 				if quit := a.key(key); quit {
 					return 0
 				}
+			}
+			escape = nil
+			if pending == "\x1b" {
+				// An ESC that ended the read: the Escape key, unless the
+				// rest of a sequence follows at once (a terminal's escape time).
+				escape = time.After(escapeTime)
+			}
+		case <-escape:
+			escape, pending = nil, ""
+			if quit := a.key("\x1b"); quit {
+				return 0
 			}
 		case <-winch:
 			if w, h, err := term.GetSize(int(stdin.Fd())); err == nil {
@@ -91,33 +106,50 @@ func cmdDemoAgent(stdin *os.File, stdout io.Writer) int {
 	}
 }
 
-// splitKeys cuts one read of input into keys: a bracketed paste is one key
-// (its text), an escape sequence is one key, anything else one rune each.
-// A paste and the Enter after it often arrive in one read.
-func splitKeys(in string) []string {
-	var keys []string
+// splitKeys cuts input into keys: a bracketed paste is one key (its text),
+// an escape sequence is one key, anything else one rune each. What is cut
+// off mid-way — a paste whose end marker has not come, a sequence without
+// its final byte, half a rune — is returned as rest, to be read again with
+// the next input: the PTY hands over a paste and the Enter after it split
+// wherever its reads fall. A lone ESC at the end is rest too: the caller
+// decides, after a moment, that it is the Escape key.
+func splitKeys(in string) (keys []string, rest string) {
 	for len(in) > 0 {
 		switch {
 		case strings.HasPrefix(in, "\x1b[200~"):
-			body, rest, _ := strings.Cut(in[len("\x1b[200~"):], "\x1b[201~")
+			body, after, ok := strings.Cut(in[len("\x1b[200~"):], "\x1b[201~")
+			if !ok {
+				return keys, in
+			}
 			keys = append(keys, body)
-			in = rest
-		case strings.HasPrefix(in, "\x1b[") && len(in) >= 3:
+			in = after
+		case in == "\x1b":
+			return keys, in
+		case strings.HasPrefix(in, "\x1b["):
 			i := 2
 			for i < len(in) && (in[i] < 0x40 || in[i] > 0x7e) {
 				i++
 			}
-			end := min(i+1, len(in))
-			keys = append(keys, in[:end])
-			in = in[end:]
+			if i == len(in) {
+				return keys, in
+			}
+			keys = append(keys, in[:i+1])
+			in = in[i+1:]
 		default:
+			if !utf8.FullRuneInString(in) {
+				return keys, in
+			}
 			_, size := utf8.DecodeRuneInString(in)
 			keys = append(keys, in[:size])
 			in = in[size:]
 		}
 	}
-	return keys
+	return keys, ""
 }
+
+// escapeTime is how long an ESC at the end of a read waits for the rest of
+// a sequence before it counts as the Escape key.
+const escapeTime = 25 * time.Millisecond
 
 // key handles one key (or a pasted text); it reports whether to quit.
 func (a *demoAgent) key(k string) bool {

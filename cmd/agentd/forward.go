@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -25,9 +27,10 @@ import (
 // which knows which sessions it saw, says which ended.
 
 type forwardOptions struct {
-	socket string
-	flags  *serverFlags
-	idle   time.Duration
+	socket  string
+	flags   *serverFlags
+	idle    time.Duration
+	noStart bool // connect to a running daemon only
 }
 
 // helloID is the forwarder's own request id; editors' ids never reach the
@@ -41,7 +44,15 @@ func forward(o forwardOptions, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return refuseEditor(stdin, stdout, stderr, err)
 	}
-	nc, err := connectDaemon(path, o.flags, o.idle)
+	var nc *net.UnixConn
+	if o.noStart {
+		nc, err = dialDaemon(path)
+		if err != nil && canStart(err) {
+			err = &jsonrpc2.Error{Code: rpc.CodeNoDaemon, Message: fmt.Sprintf("no agentd daemon is running (nothing listens on %s), and --no-start starts none", path)}
+		}
+	} else {
+		nc, err = connectDaemon(path, o.flags, o.idle)
+	}
 	if err != nil {
 		log.Error("forwarder: no daemon", "socket", path, "err", err)
 		return refuseEditor(stdin, stdout, stderr, err)
@@ -111,16 +122,18 @@ func sayHello(nc net.Conn, r *bufio.Reader, stdout io.Writer) (rpc.HelloResult, 
 
 // pump copies both ways until the daemon closes its side. Closing stdin
 // half-closes the socket: the daemon sends what it still has and closes.
+// After the editor's exit notification the daemon closes the connection
+// too; either way that end is the editor's doing and exits 0.
 func pump(stdin io.Reader, stdout io.Writer, nc *net.UnixConn, fromDaemon io.Reader, log *slog.Logger, daemonPid int) int {
-	var editorDone atomic.Bool
+	var editorDone, exitSent atomic.Bool
 	go func() {
-		if _, err := io.Copy(nc, stdin); err == nil {
+		if err := copyEditor(nc, stdin, &exitSent); err == nil {
 			editorDone.Store(true) // stdin ended; set before the daemon can see the end
 		}
 		_ = nc.CloseWrite()
 	}()
 	_, err := io.Copy(stdout, fromDaemon)
-	if editorDone.Load() {
+	if editorDone.Load() || exitSent.Load() {
 		log.Info("forwarder: the editor closed its side; sessions live on in the daemon", "daemon", daemonPid)
 		return 0
 	}
@@ -129,10 +142,106 @@ func pump(stdin io.Reader, stdout io.Writer, nc *net.UnixConn, fromDaemon io.Rea
 	return 1
 }
 
+// copyEditor copies the editor's bytes to the daemon unchanged, frame by
+// frame, noting when one is the exit notification. Bytes it cannot frame
+// go on as they are, and from there on it only copies.
+func copyEditor(dst io.Writer, src io.Reader, exitSent *atomic.Bool) error {
+	r := bufio.NewReaderSize(src, 64<<10)
+	for {
+		header, n, ok, err := readHeader(r)
+		if len(header) > 0 {
+			if _, werr := dst.Write(header); werr != nil {
+				return werr
+			}
+		}
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+		if !ok {
+			_, err := io.Copy(dst, r)
+			return err
+		}
+		if n <= 64 {
+			// Only an exit notification is that short; look at it.
+			body := make([]byte, n)
+			if _, err := io.ReadFull(r, body); err != nil {
+				_, _ = dst.Write(body)
+				return err
+			}
+			var msg struct {
+				Method string          `json:"method"`
+				ID     json.RawMessage `json:"id"`
+			}
+			if json.Unmarshal(body, &msg) == nil && msg.Method == "exit" && msg.ID == nil {
+				exitSent.Store(true)
+			}
+			if _, err := dst.Write(body); err != nil {
+				return err
+			}
+			continue
+		}
+		if _, err := io.CopyN(dst, r, int64(n)); err != nil {
+			return err
+		}
+	}
+}
+
+// readHeader reads one frame's header lines, returning their bytes as read
+// and the Content-Length; ok is false when the header does not make sense
+// (the daemon will say so to the editor).
+func readHeader(r *bufio.Reader) (raw []byte, length int, ok bool, err error) {
+	length = -1
+	for {
+		line, err := r.ReadSlice('\n')
+		raw = append(raw, line...)
+		if err == bufio.ErrBufferFull {
+			return raw, 0, false, nil // no header line is that long
+		}
+		if err != nil {
+			if err == io.EOF && len(raw) > 0 {
+				return raw, 0, false, io.ErrUnexpectedEOF
+			}
+			return raw, 0, false, err
+		}
+		text := strings.TrimRight(string(line), "\r\n")
+		if text == "" {
+			if length < 0 {
+				if len(raw) == len(line) {
+					raw = raw[:0] // a blank line between frames
+					continue
+				}
+				return raw, 0, false, nil
+			}
+			return raw, length, true, nil
+		}
+		name, value, found := strings.Cut(text, ":")
+		if !found {
+			return raw, 0, false, nil
+		}
+		if strings.EqualFold(strings.TrimSpace(name), "Content-Length") {
+			n, err := strconv.Atoi(strings.TrimSpace(value))
+			if err != nil || n < 0 || n > rpc.MaxMessage {
+				return raw, 0, false, nil
+			}
+			length = n
+		}
+	}
+}
+
 // refuseEditor answers the editor's first request with err, so the editor
 // shows why there is no agentd, and exits.
 func refuseEditor(stdin io.Reader, stdout, stderr io.Writer, err error) int {
-	fmt.Fprintf(stderr, "agentd: %v\n", err)
+	msg := err.Error()
+	var je *jsonrpc2.Error
+	if errors.As(err, &je) {
+		msg = je.Message
+	}
+	if je == nil || je.Code != rpc.CodeNoDaemon {
+		fmt.Fprintf(stderr, "agentd: %s\n", msg) // no daemon for --no-start is no news
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -147,11 +256,10 @@ func refuseEditor(stdin io.Reader, stdout, stderr io.Writer, err error) int {
 			return
 		}
 		code := int64(rpc.CodeNoDaemon)
-		var je *jsonrpc2.Error
-		if errors.As(err, &je) {
+		if je != nil {
 			code = je.Code
 		}
-		reply, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": req.ID, "error": map[string]any{"code": code, "message": "agentd: " + err.Error()}})
+		reply, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": req.ID, "error": map[string]any{"code": code, "message": "agentd: " + msg}})
 		_ = rpc.WriteMessage(stdout, reply)
 	}()
 	select {

@@ -30,6 +30,7 @@ type rawAgentd struct {
 	logTo   string
 	exited  chan struct{}
 	waitErr error
+	host    int // the daemon's pid, when a is a forwarder
 
 	paused sync.Mutex // held while the editor does not read
 
@@ -70,7 +71,14 @@ func startRaw(t testing.TB, extraArgs ...string) *rawAgentd {
 func startRawStderr(t testing.TB, stderr io.Writer, extraArgs ...string) *rawAgentd {
 	t.Helper()
 	logPath := filepath.Join(t.TempDir(), "agentd.log")
-	cmd := exec.Command(agentdBinary(t), append([]string{"--stdio", "--private", "--log", logPath}, extraArgs...)...)
+	return startRawCmd(t, stderr, append([]string{"--stdio", "--private", "--log", logPath}, extraArgs...), nil, logPath)
+}
+
+// startRawCmd starts agentd with args (and env, when not nil).
+func startRawCmd(t testing.TB, stderr io.Writer, args, env []string, logPath string) *rawAgentd {
+	t.Helper()
+	cmd := exec.Command(agentdBinary(t), args...)
+	cmd.Env = env
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +109,14 @@ func startRawStderr(t testing.TB, stderr io.Writer, extraArgs ...string) *rawAge
 	return a
 }
 
-func (a *rawAgentd) pid() int { return a.cmd.Process.Pid }
+// pid is the process that owns the sessions: agentd itself in private
+// mode, the daemon behind a forwarder (once host is set).
+func (a *rawAgentd) pid() int {
+	if a.host != 0 {
+		return a.host
+	}
+	return a.cmd.Process.Pid
+}
 
 // readLoop reads framed messages from agentd's stdout with a framing
 // reader of its own (not agentd's, not jsonrpc2's).

@@ -125,11 +125,12 @@ func cmdStdio(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	private := fs.Bool("private", false, "serve in this process: sessions end when stdin closes (no daemon)")
 	socket := fs.String("socket", "", "the daemon's socket (default $AGENTD_SOCKET, else $XDG_RUNTIME_DIR/agentd/agentd.sock)")
 	idle := fs.Duration("idle-timeout", 10*time.Minute, "for a daemon this starts: exit after this long with no session and no client")
+	noStart := fs.Bool("no-start", false, "connect only to a daemon that runs: start none (initialize is answered with -32042 when none runs)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if !*private {
-		return forward(forwardOptions{socket: *socket, flags: &f, idle: *idle}, stdin, stdout, stderr)
+		return forward(forwardOptions{socket: *socket, flags: &f, idle: *idle, noStart: *noStart}, stdin, stdout, stderr)
 	}
 	h, err := newHost(&f, true, "", stderr)
 	if err != nil {

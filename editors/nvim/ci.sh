@@ -63,8 +63,12 @@ for nvim in "${nvims[@]}"; do
   log="$work/specs.log"
   state="$work/state-$(basename "${nvim%/usr/bin/nvim}")"
   mkdir -p "$state"
-  (cd "$here" && AGENTD_NVIM_STATE="$state" timeout 300 "$nvim" --headless -u NONE -i NONE -n -l tests/busted.lua spec) 2>&1 | tee "$log"
+  # The specs' own agentd daemon, in a private folder of this run; it is
+  # stopped (with any session left) once the specs are done.
+  sock="$state/run/agentd.sock"
+  (cd "$here" && AGENTD_SOCKET="$sock" AGENTD_NVIM_STATE="$state" timeout 300 "$nvim" --headless -u NONE -i NONE -n -l tests/busted.lua spec) 2>&1 | tee "$log"
   rc=${PIPESTATUS[0]}
+  AGENTD_SOCKET="$sock" "$AGENTD_BIN" stop --force >/dev/null 2>&1 || true
   # agentd's stderr (a panic, say) lands in Neovim's LSP log; show it on failure.
   if [ "$rc" -ne 0 ]; then
     for f in "$state/nvim/lsp.log" "$state/agentd/agentd.log"; do

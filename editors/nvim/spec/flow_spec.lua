@@ -9,7 +9,7 @@ describe("a demo agent session", function()
     agentd = H.fresh()
   end)
   after_each(function()
-    agentd.stop()
+    H.stop_all()
   end)
 
   it("goes blocked, is answered from a stubbed vim.ui.select, and finishes", function()

@@ -9,7 +9,7 @@ end
 
 describe(":checkhealth agentd", function()
   after_each(function()
-    require("agentd").stop()
+    H.stop_all()
   end)
 
   it("reports the binary, its version, the handshake and Neovim as OK", function()
@@ -20,18 +20,19 @@ describe(":checkhealth agentd", function()
     assert.matches("OK version: agentd ", text)
     assert.matches("OK handshake: agentd [^,]+, protocol 1", text)
     assert.matches("agents with rules: [^\n]*demo", text)
-    assert.matches("agentd is not running", text)
+    assert.matches("not connected", text)
     assert.is_nil(text:find("ERROR"))
     assert.is_nil(text:find("WARNING"))
-    -- The check started no agentd for this Neovim.
+    -- The check started no agentd for this Neovim, nor a daemon.
     assert.same({}, H.agentd_pids())
+    assert.is_nil(H.daemon_pid())
   end)
 
   it("reports the running agentd and its sessions", function()
     local agentd = H.fresh()
     H.demo(agentd)
     local text = checkhealth()
-    assert.matches("OK agentd is running %(pid %d+%), 1 live session", text)
+    assert.matches("OK connected to agentd's daemon %(pid " .. H.daemon_pid() .. ", socket " .. vim.pesc(H.socket()) .. "%), 1 live session", text)
   end)
 
   it("says what to do when the binary is missing", function()

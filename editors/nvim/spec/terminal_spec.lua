@@ -35,7 +35,7 @@ describe(":Agentd open", function()
     agentd = H.fresh()
   end)
   after_each(function()
-    agentd.stop()
+    H.stop_all()
   end)
 
   it("shows the agent's screen in a terminal buffer sized to its window", function()

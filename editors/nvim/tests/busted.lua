@@ -23,6 +23,10 @@ if not state or state == "" then
 end
 vim.env.XDG_STATE_HOME = state
 vim.env.AGENTD_NVIM_ROOT = root
+-- The specs' agentd daemon lives in a folder of this run, never the user's.
+if not vim.env.AGENTD_SOCKET or vim.env.AGENTD_SOCKET == "" then
+  vim.env.AGENTD_SOCKET = state .. "/run/agentd.sock"
+end
 
 local args = { "--output=" .. root .. "/tests/output.lua" }
 vim.list_extend(args, arg)

@@ -94,8 +94,8 @@ M.subcommands = {
     end,
   },
   stop = {
-    run = function()
-      agentd().stop()
+    run = function(args)
+      agentd().stop(args.bang)
     end,
   },
 }
@@ -103,6 +103,10 @@ M.subcommands = {
 ---Runs :Agentd with the user-command args table.
 function M.run(args)
   local name = args.fargs[1] or "list"
+  if name:sub(-1) == "!" then
+    -- ":Agentd stop!" reads as well as ":Agentd! stop".
+    name, args.bang = name:sub(1, -2), true
+  end
   local sub = M.subcommands[name]
   if not sub then
     require("agentd.ui").notify(

@@ -8,13 +8,24 @@ M.defaults = {
   cmd = "agentd",
   -- Extra arguments after --stdio, e.g. { "--verbose" }.
   args = {},
+  -- Sessions live in agentd's per-user daemon, shared with every editor and
+  -- the agentd CLI, and outlive this Neovim. private = true runs agentd for
+  -- this Neovim alone (--stdio --private): its agents end when Neovim quits.
+  private = false,
+  -- The daemon's socket (--socket); nil: $AGENTD_SOCKET, else
+  -- $XDG_RUNTIME_DIR/agentd/agentd.sock.
+  socket = nil,
+  -- When Neovim starts, connect to the daemon if one runs (starting none),
+  -- so the statusline counts agents started elsewhere before any command.
+  autoconnect = true,
   -- agentd's log file (--log); nil: agentd's default, $XDG_STATE_HOME/agentd/agentd.log.
   log = nil,
   -- attention cooldown passed as --cooldown (e.g. "30s"); nil: agentd's default.
   cooldown = nil,
   -- Environment added to agentd's (and so to every agent's).
   env = nil,
-  -- How long :Agentd stop / VimLeavePre waits for agentd to end its agents (ms).
+  -- How long VimLeavePre waits for agentd to say goodbye (ms); in private
+  -- mode, for it to end its agents.
   shutdown_timeout = 3000,
   -- Agents for `:Agentd new NAME`: NAME = argv (a list or a string split on
   -- spaces) or { argv = {...}, agent = "manifest", env = {...}, name = "..." }.
@@ -97,6 +108,9 @@ function M.build(opts)
   end
   check("cmd", c.cmd, { "string", "table" })
   check("args", c.args, "table")
+  check("private", c.private, "boolean")
+  check("socket", c.socket, "string", true)
+  check("autoconnect", c.autoconnect, "boolean")
   check("log", c.log, "string", true)
   check("cooldown", c.cooldown, "string", true)
   check("env", c.env, "table", true)

@@ -1,5 +1,6 @@
 -- :checkhealth agentd — Neovim version, the binary, its version, a protocol
--- handshake with a fresh `agentd --stdio`, and the running instance.
+-- handshake with a fresh `agentd --stdio --private` (which starts no
+-- daemon), and the connection to the daemon.
 local config = require("agentd.config")
 
 local M = {}
@@ -30,13 +31,13 @@ function M.unframe(data)
   return out
 end
 
----Runs `agentd --stdio`, sends initialize, shutdown and exit on its stdin.
+---Runs `agentd --stdio --private`, sends initialize, shutdown and exit on its stdin.
 ---@return table|nil initialize result, string|nil err
 function M.handshake(bin, timeout)
   local input = frame({ jsonrpc = "2.0", id = 1, method = "initialize", params = { clientInfo = { name = "agentd.nvim checkhealth" } } })
     .. frame({ jsonrpc = "2.0", id = 2, method = "shutdown" })
     .. frame({ jsonrpc = "2.0", method = "exit" })
-  local ok, proc = pcall(vim.system, { bin, "--stdio", "--log", "/dev/null" }, { stdin = input, text = false })
+  local ok, proc = pcall(vim.system, { bin, "--stdio", "--private", "--log", "/dev/null" }, { stdin = input, text = false })
   if not ok then
     return nil, tostring(proc)
   end
@@ -114,11 +115,20 @@ function M.check()
   h.start("agentd: this Neovim")
   local rpc = require("agentd.rpc")
   local log = config.log_path(c)
-  if rpc.running() then
+  local srv = rpc.server()
+  if rpc.running() and srv then
     local n = #require("agentd.sessions").list(require("agentd.sessions").live)
-    h.ok(("agentd is running (pid %s), %d live session(s)"):format(tostring(rpc.pid() or "?"), n))
+    local d = srv.daemon or {}
+    if d.private then
+      h.ok(("agentd is running for this Neovim alone (pid %s, private), %d live session(s)"):format(tostring(d.pid or rpc.pid() or "?"), n))
+    else
+      h.ok(("connected to agentd's daemon (pid %s, socket %s), %d live session(s)"):format(tostring(d.pid or "?"), d.socket or "?", n))
+    end
+    for _, w in ipairs(srv.warnings or {}) do
+      h.warn(w)
+    end
   else
-    h.info("agentd is not running; the first :Agentd command starts it")
+    h.info("not connected; the first :Agentd command connects to agentd's daemon, starting it if none runs")
   end
   h.info("log: " .. log .. (vim.uv.fs_stat(log) and "" or " (not written yet)"))
 end

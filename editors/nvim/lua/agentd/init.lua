@@ -4,7 +4,11 @@
 --   require('agentd').setup({ ... })        see :h agentd-config
 --
 -- Nothing runs before a command or an API call needs agentd: then one
--- `agentd --stdio` is started for this Neovim and stopped on VimLeavePre.
+-- `agentd --stdio` is started for this Neovim. It forwards to agentd's
+-- per-user daemon, which owns the sessions: they outlive this Neovim, and
+-- the ones started from VS Code, another Neovim or the agentd CLI show here
+-- too. On VimLeavePre only the connection closes (with private = true,
+-- agentd is this Neovim's alone and its agents end with it).
 local config = require("agentd.config")
 local rpc = require("agentd.rpc")
 local sessions = require("agentd.sessions")
@@ -49,7 +53,54 @@ local function on_notification(method, params)
   end
 end
 
+-- While a lost connection is being made again: what was known before.
+local reconnecting = nil ---@type {live: agentd.Session[], instance: string|nil, how: string}|nil
+-- The daemon this Neovim is connected to (its instance id changes when a
+-- new one starts).
+local daemon_instance = nil ---@type string|nil
+
+local function how_it_ended(code, signal)
+  return signal and signal ~= 0 and ("signal " .. signal) or ("exit code " .. tostring(code))
+end
+
 local function on_exit(code, signal, expected)
+  local private = config.get().private
+  if not expected and not private and not reconnecting then
+    -- The forwarder ended: maybe alone (the daemon and its agents run on),
+    -- maybe with the daemon. Connect again and see which sessions are left.
+    reconnecting = {
+      live = vim.deepcopy(sessions.list(sessions.live)),
+      instance = daemon_instance,
+      how = how_it_ended(code, signal),
+    }
+    for _, s in ipairs(sessions.list()) do
+      ui().close_notice(s.id)
+    end
+    vim.schedule(function()
+      local ok, err = rpc.ensure()
+      if not ok then
+        local pending = reconnecting
+        reconnecting = nil
+        sessions.all_exited("agentd.exit")
+        terminal().detach_all()
+        vim.cmd("redrawstatus!")
+        ui().notify(("agentd: the connection to its daemon ended (%s) and could not be made again: %s"):format(pending.how, err), vim.log.levels.ERROR)
+      end
+    end)
+    return
+  end
+  local lost = reconnecting
+  reconnecting = nil
+  if not private and expected then
+    -- This Neovim let go; the daemon keeps every agent running.
+    for _, s in ipairs(sessions.list()) do
+      ui().close_notice(s.id)
+    end
+    terminal().detach_all("disconnected")
+    sessions.reset()
+    vim.cmd("redrawstatus!")
+    return
+  end
   sessions.all_exited("agentd.exit")
   for _, s in ipairs(sessions.list()) do
     ui().close_notice(s.id)
@@ -60,7 +111,7 @@ local function on_exit(code, signal, expected)
     return
   end
   crash_reported = true
-  local how = signal and signal ~= 0 and ("signal " .. signal) or ("exit code " .. tostring(code))
+  local how = lost and lost.how or how_it_ended(code, signal)
   ui().notify(
     ("agentd stopped unexpectedly (%s); its sessions are gone.\n"
       .. "Its log: %s (:Agentd log opens it; run with args = { '--verbose' } for more).\n"
@@ -74,7 +125,69 @@ local function on_starting()
   crash_reported = false
 end
 
+-- After a lost connection was made again: say which sessions ended with the
+-- daemon (all of them when it is a new daemon), and give the surviving
+-- terminals their screens back.
+local function report_reconnect(lost, info)
+  local same = info and info.daemon and lost.instance and info.daemon.instance == lost.instance
+  local ended = {}
+  for _, s in ipairs(lost.live) do
+    local now = same and sessions.get(s.id)
+    if not now or now.state == "exited" then
+      table.insert(ended, sessions.label(s))
+      if same then
+        terminal().gone(s.id, "ended with agentd's daemon")
+      end
+    end
+  end
+  if same then
+    terminal().reattach()
+  else
+    terminal().detach_all("ended with agentd's daemon")
+  end
+  if #ended > 0 then
+    ui().notify(
+      ("agentd's daemon stopped (%s); these sessions ended: %s.\nIts log: %s (:Agentd log). The next agent you start runs in a new daemon."):format(
+        lost.how,
+        table.concat(ended, ", "),
+        config.log_path()
+      ),
+      vim.log.levels.ERROR
+    )
+  elseif #lost.live > 0 then
+    ui().notify(("agentd: reconnected to its daemon; %d session(s) still running"):format(#lost.live), vim.log.levels.INFO)
+  end
+end
+
+-- A newly connected Neovim learns of the prompts already waiting: their
+-- notices were raised before it was there to see them.
+local function tell_waiting()
+  local waiting = {}
+  for _, s in ipairs(sessions.list()) do
+    if s.state == "blocked" then
+      table.insert(waiting, sessions.label(s))
+    end
+  end
+  if #waiting > 0 then
+    ui().notify(("agentd: %d session(s) wait for you: %s (:Agentd answer)"):format(#waiting, table.concat(waiting, ", ")), vim.log.levels.WARN)
+  end
+end
+
+-- A :Agentd list waiting for the connection it asked for.
+local list_waiting = false
+
 local function on_started(info, err)
+  local lost = reconnecting
+  reconnecting = nil
+  daemon_instance = info and info.daemon and info.daemon.instance
+  if err and err.code == rpc.codes.no_daemon then
+    -- Connected only if one ran (autoconnect, :Agentd list): none does.
+    if list_waiting then
+      list_waiting = false
+      ui().list()
+    end
+    return
+  end
   if err then
     ui().notify("agentd: initialize failed: " .. (err.message or vim.inspect(err)), vim.log.levels.WARN)
   elseif info and info.protocolVersion ~= rpc.PROTOCOL_VERSION then
@@ -86,6 +199,24 @@ local function on_started(info, err)
       vim.log.levels.WARN
     )
   end
+  for _, w in ipairs(info and info.warnings or {}) do
+    ui().notify("agentd: " .. w, vim.log.levels.WARN)
+  end
+  if err then
+    return
+  end
+  -- The daemon's sessions, whoever started them.
+  M.refresh(function()
+    if lost then
+      report_reconnect(lost, info)
+    else
+      tell_waiting()
+    end
+    if list_waiting then
+      list_waiting = false
+      ui().list()
+    end
+  end)
 end
 
 local function wire()
@@ -98,6 +229,13 @@ local function wire()
         rpc.stop()
       end,
     })
+    if config.get().autoconnect and not config.get().private then
+      if vim.v.vim_did_enter == 1 then
+        vim.schedule(M.connect_if_running)
+      else
+        vim.api.nvim_create_autocmd("VimEnter", { group = augroup, once = true, callback = M.connect_if_running })
+      end
+    end
     vim.api.nvim_create_autocmd("ColorScheme", {
       group = augroup,
       callback = function()
@@ -136,8 +274,32 @@ function M.start()
   return ok, err
 end
 
----Stops agentd, ending every agent it hosts.
-function M.stop()
+---Ends agentd and every agent it hosts. In private mode that is this
+---Neovim's agentd. Otherwise it is the per-user daemon, which every editor
+---shares: it refuses while agents run, naming them, unless force is set
+---(:Agentd stop!). cb(err).
+---@param force boolean|nil
+function M.stop(force, cb)
+  cb = cb or function() end
+  if config.get().private then
+    rpc.stop()
+    return cb(nil)
+  end
+  if not rpc.running() then
+    return cb(nil)
+  end
+  rpc.expect_exit(true)
+  rpc.request("agentd/stop", { force = force and true or false }, function(err)
+    if err then
+      rpc.expect_exit(false)
+      ui().notify("agentd: " .. (err.message or "?"), err.code == rpc.codes.sessions_running and vim.log.levels.WARN or vim.log.levels.ERROR)
+    end
+    cb(err)
+  end)
+end
+
+---Closes this Neovim's connection to agentd; in daemon mode the agents run on.
+function M.disconnect()
   rpc.stop()
 end
 
@@ -287,12 +449,32 @@ function M.refresh(cb)
   end)
 end
 
----Echoes the sessions.
+---Echoes the sessions: every session of the daemon, connecting to it first
+---if one runs (it starts none).
 function M.list()
   ready()
+  if not rpc.running() then
+    list_waiting = true
+    local ok, err = rpc.ensure({ no_start = true })
+    if not ok then
+      list_waiting = false
+      ui().notify(err, vim.log.levels.ERROR)
+    end
+    return
+  end
   M.refresh(function()
     ui().list()
   end)
+end
+
+---Connects to agentd's daemon if one runs, starting none: what Neovim does
+---at VimEnter when config autoconnect is set.
+function M.connect_if_running()
+  ready()
+  if config.get().private or rpc.running() then
+    return
+  end
+  rpc.ensure({ no_start = true })
 end
 
 local function blocked(s)

@@ -1,5 +1,7 @@
 -- The connection to `agentd --stdio`: one process per Neovim instance,
--- JSON-RPC with Content-Length framing through vim.lsp.rpc.
+-- JSON-RPC with Content-Length framing through vim.lsp.rpc. By default that
+-- process forwards to agentd's per-user daemon, which owns the sessions;
+-- with config private it is agentd itself.
 local config = require("agentd.config")
 
 local M = {}
@@ -33,6 +35,9 @@ M.codes = {
   spawn_failed = -32012,
   input_backlog = -32013,
   blocked = -32020,
+  sessions_running = -32040,
+  incompatible = -32041,
+  no_daemon = -32042,
   stale_prompt = -32021,
   no_option = -32022,
   not_answerable = -32024,
@@ -54,7 +59,8 @@ function M.server()
   return server
 end
 
----The process id of the running agentd (a child of this Neovim), or nil.
+---The process id of the running `agentd --stdio` (a child of this Neovim:
+---the forwarder, or in private mode agentd itself), or nil.
 function M.pid()
   if not M.running() then
     return nil
@@ -73,6 +79,12 @@ local function argv_for(c)
     return nil, err
   end
   table.insert(argv, "--stdio")
+  if c.private then
+    table.insert(argv, "--private")
+  end
+  if c.socket then
+    vim.list_extend(argv, { "--socket", vim.fn.fnamemodify(c.socket, ":p") })
+  end
   if c.log then
     vim.list_extend(argv, { "--log", vim.fn.fnamemodify(c.log, ":p") })
   end
@@ -84,8 +96,11 @@ local function argv_for(c)
 end
 
 ---Starts agentd unless it runs; returns true, or false and why not.
+---opts.no_start: connect only to a daemon already running (initialize is
+---then refused with codes.no_daemon when none runs).
+---@param opts {no_start: boolean}|nil
 ---@return boolean ok, string|nil err
-function M.ensure()
+function M.ensure(opts)
   if M.running() then
     return true
   end
@@ -94,11 +109,17 @@ function M.ensure()
   if not argv then
     return false, err
   end
+  if opts and opts.no_start and not c.private then
+    table.insert(argv, "--no-start")
+  end
   if c.log then
     vim.fn.mkdir(vim.fn.fnamemodify(vim.fn.fnamemodify(c.log, ":p"), ":h"), "p")
   end
   generation = generation + 1
   local gen = generation
+  -- A connection that may only find no daemon ends without it being news.
+  local only_if_running = opts and opts.no_start and not c.private
+  local initialized = false
   handlers.starting()
   stopping = false
   server = nil
@@ -116,7 +137,7 @@ function M.ensure()
         if gen ~= generation then
           return
         end
-        local expected = stopping
+        local expected = stopping or (only_if_running and not initialized)
         client, server = nil, nil
         handlers.exited(code, signal, expected)
       end)
@@ -131,12 +152,14 @@ function M.ensure()
   client.request("initialize", {
     clientInfo = { name = "agentd.nvim", version = ("%d.%d.%d"):format(version.major, version.minor, version.patch) },
     capabilities = vim.empty_dict(), -- {} would be encoded as [], which agentd refuses
+    workspaceFolders = { vim.fn.getcwd() },
   }, function(ierr, result)
     if gen ~= generation then
       return
     end
     if not ierr then
       server = result
+      initialized = true
     end
     handlers.started(result, ierr)
   end)
@@ -188,7 +211,15 @@ function M.notify(method, params)
   end
 end
 
----Ends agentd: shutdown (it ends every agent's process group), then exit.
+---Marks the coming end of the connection as asked for (the daemon is being
+---stopped), or not any more.
+---@param yes boolean
+function M.expect_exit(yes)
+  stopping = yes
+end
+
+---Closes this Neovim's connection: shutdown, then exit. In private mode agentd
+---ends every agent's process group; otherwise the daemon keeps them running.
 ---Waits at most timeout ms; agentd also exits by itself when its stdin closes.
 function M.stop(timeout)
   if not M.running() then

@@ -200,22 +200,50 @@ end
 
 ---Writes a closing line into the terminal of a session that exited.
 ---@param s agentd.Session
-function M.exited(s)
+---@param why string|nil how it ended, when the session cannot say
+function M.exited(s, why)
   local t = terms[s.id]
   if not (t and vim.api.nvim_buf_is_valid(t.buf)) or t.closed then
     return
   end
   t.closed = true
-  local how = s.exit and (s.exit.signal or ("code " .. tostring(s.exit.exitCode))) or "agentd is gone"
+  local how = s.exit and (s.exit.signal or ("code " .. tostring(s.exit.exitCode))) or why or "agentd is gone"
   -- Leave the agent's alternate screen and colours; write below what it left.
   vim.api.nvim_chan_send(t.chan, ("\27[?1049l\27[0m\27[999;1H\r\n[agentd: %s exited, %s]"):format(s.id, how))
 end
 
----Lets go of every terminal: agentd is gone, and a new one numbers its
----sessions from s1 again. The buffers stay, with a closing line.
-function M.detach_all()
-  for id in pairs(terms) do
-    M.exited(sessions.get(id) or { id = id })
+---A session that ended while the connection was lost: its terminal gets
+---its closing line and is let go.
+function M.gone(id, why)
+  M.exited(sessions.get(id) or { id = id }, why)
+  terms[id] = nil
+end
+
+---After a lost connection is made again: every terminal still held
+---subscribes anew, and its repaint shows the session's screen as it is now.
+function M.reattach()
+  for id, t in pairs(terms) do
+    if vim.api.nvim_buf_is_valid(t.buf) and not t.closed then
+      t.size = nil
+      M.resize(id)
+      rpc.request("session/subscribe", { sessionId = id, output = true })
+    end
+  end
+end
+
+---Lets go of every terminal, each with a closing line; the buffers stay.
+---why "disconnected": this Neovim let go and the agents run on in the
+---daemon (:Agentd open shows them again). Otherwise agentd is gone (why
+---says how, if given), and a new one numbers its sessions from s1 again.
+function M.detach_all(why)
+  for id, t in pairs(terms) do
+    local s = sessions.get(id) or { id = id }
+    if why == "disconnected" and s.state ~= "exited" and vim.api.nvim_buf_is_valid(t.buf) and not t.closed then
+      t.closed = true
+      vim.api.nvim_chan_send(t.chan, ("\27[?1049l\27[0m\27[999;1H\r\n[agentd: disconnected; %s runs on in agentd's daemon: :Agentd open %s]"):format(id, id))
+    else
+      M.exited(s, why ~= "disconnected" and why or nil)
+    end
   end
   terms = {}
 end

@@ -330,15 +330,26 @@ function M.on_state(s, n)
   end
 end
 
----Echoes the sessions, one a line, coloured by state.
+---Whether a session works in this Neovim's folder (or below it).
+local function here(s, cwd)
+  return s.cwd ~= nil and (s.cwd == cwd or vim.startswith(s.cwd, cwd .. "/"))
+end
+
+---Echoes the sessions, one a line, coloured by state: the ones in this
+---Neovim's folder first, then the daemon's others (started from another
+---editor or the CLI), under their folders.
 function M.list()
-  local list = sessions.list()
-  if #list == 0 then
+  local cwd = vim.fn.getcwd()
+  local mine, others = {}, {}
+  for _, s in ipairs(sessions.list()) do
+    table.insert(here(s, cwd) and mine or others, s)
+  end
+  if #mine + #others == 0 then
     vim.api.nvim_echo({ { "agentd: no sessions (:Agentd new starts one)" } }, false, {})
     return
   end
   local chunks = {}
-  for i, s in ipairs(list) do
+  local function line(s)
     local state = s.state .. (s.outcome and s.state == "done" and (" (" .. s.outcome .. ")") or "")
     table.insert(chunks, { ("%-5s "):format(s.id) })
     table.insert(chunks, { ("%-18s"):format(state), statusline.group(s.state) })
@@ -352,9 +363,30 @@ function M.list()
         { ("  exit %s%s"):format(s.exit.exitCode or "?", s.exit.signal and (" " .. s.exit.signal) or ""), "Comment" }
       )
     end
-    if i < #list then
+  end
+  for _, s in ipairs(mine) do
+    if #chunks > 0 then
       table.insert(chunks, { "\n" })
     end
+    line(s)
+  end
+  table.sort(others, function(a, b)
+    if (a.cwd or "") ~= (b.cwd or "") then
+      return (a.cwd or "") < (b.cwd or "")
+    end
+    return a.seq < b.seq
+  end)
+  local folder = nil
+  for _, s in ipairs(others) do
+    if s.cwd ~= folder then
+      folder = s.cwd
+      if #chunks > 0 then
+        table.insert(chunks, { "\n" })
+      end
+      table.insert(chunks, { "in " .. vim.fn.fnamemodify(folder or "?", ":~"), "Comment" })
+    end
+    table.insert(chunks, { "\n  " })
+    line(s)
   end
   vim.api.nvim_echo(chunks, false, {})
 end
