@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/agentd/agentd/sessions"
 )
 
 func (s *Server) initialize(_ context.Context, c *clientConn, req *jsonrpc2.Request) (any, error) {
@@ -69,6 +72,9 @@ func (s *Server) hello(_ context.Context, c *clientConn, req *jsonrpc2.Request) 
 		c.env = append([]string(nil), p.Env...)
 	}
 	c.warnings = res.Warnings
+	if p.CooldownMs > 0 {
+		c.attention = sessions.NewAttention(time.Duration(p.CooldownMs) * time.Millisecond)
+	}
 	c.mu.Unlock()
 	s.log.Info("client said hello", "client", c.id, "version", p.Version, "pid", p.Pid)
 	return res, nil

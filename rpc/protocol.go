@@ -62,6 +62,9 @@ type HelloParams struct {
 	// Env is the client's environment ("K=V"): sessions it spawns run in
 	// it, with session/spawn's env added.
 	Env []string `json:"env,omitempty"`
+	// CooldownMs is this client's attention cooldown (the forwarder's
+	// --cooldown); 0 keeps the daemon's.
+	CooldownMs int64 `json:"cooldownMs,omitempty"`
 }
 
 // HelloResult describes the daemon.

@@ -59,7 +59,7 @@ func forward(o forwardOptions, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	defer nc.Close()
 	fromDaemon := bufio.NewReaderSize(nc, 64<<10)
-	hello, err := sayHello(nc, fromDaemon, stdout)
+	hello, err := sayHello(nc, fromDaemon, stdout, o.flags.cooldown)
 	if err != nil {
 		log.Error("forwarder: hello", "socket", path, "err", err)
 		return refuseEditor(stdin, stdout, stderr, err)
@@ -78,9 +78,9 @@ func forward(o forwardOptions, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // sayHello sends the hello and reads up to its answer; anything the daemon
 // sends before it (notifications) goes on to the editor.
-func sayHello(nc net.Conn, r *bufio.Reader, stdout io.Writer) (rpc.HelloResult, error) {
+func sayHello(nc net.Conn, r *bufio.Reader, stdout io.Writer, cooldown time.Duration) (rpc.HelloResult, error) {
 	cwd, _ := os.Getwd()
-	params := rpc.HelloParams{Version: version, ProtocolVersion: rpc.ProtocolVersion, Pid: os.Getpid(), Cwd: cwd, Env: os.Environ()}
+	params := rpc.HelloParams{Version: version, ProtocolVersion: rpc.ProtocolVersion, Pid: os.Getpid(), Cwd: cwd, Env: os.Environ(), CooldownMs: cooldown.Milliseconds()}
 	req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": helloID, "method": rpc.MethodHello, "params": params})
 	if err := rpc.WriteMessage(nc, req); err != nil {
 		return rpc.HelloResult{}, err

@@ -110,6 +110,8 @@ export interface ClientOptions {
   env?: NodeJS.ProcessEnv;
   cwd?: string;
   clientInfo?: ClientInfo;
+  /** The window's folders, told in initialize. */
+  workspaceFolders?: string[];
   /** Receives agentd's stderr (its log with --verbose) line by line, and the client's own notes. */
   log?: (line: string) => void;
   /** Logs every JSON-RPC message through `log` when set. */
@@ -199,6 +201,7 @@ export class AgentdClient implements Agentd {
       client.initResult = await client.request<InitializeResult>(Methods.initialize, {
         clientInfo: opts.clientInfo ?? { name: 'agentd-vscode' },
         capabilities: {},
+        workspaceFolders: opts.workspaceFolders,
       });
     } catch (e) {
       // When agentd died, say how (and what it printed) rather than "connection disposed".
@@ -322,7 +325,31 @@ export class AgentdClient implements Agentd {
     return this.request(Methods.answer, p);
   }
 
-  /** Ends every session and agentd itself: shutdown, exit, close stdin, then SIGKILL after `graceMs`. */
+  /**
+   * Ends the agentd that owns the sessions: the per-user daemon (every
+   * window's), or a private one. Without `force` a daemon with live sessions
+   * refuses (-32040, naming them); with it they end too.
+   */
+  async stopDaemon(force: boolean): Promise<void> {
+    // The connection ends with the daemon: that end is asked for.
+    this.stopping = true;
+    try {
+      await this.request(Methods.stopDaemon, { force });
+    } catch (e) {
+      this.stopping = false;
+      throw e;
+    }
+  }
+
+  /** Whether the sessions end with this client (`--stdio --private`). */
+  get private(): boolean {
+    return this.initResult?.daemon?.private ?? true;
+  }
+
+  /**
+   * Closes this connection: shutdown, exit, close stdin, then SIGKILL after
+   * `graceMs`. A private agentd ends every session; the per-user daemon keeps them.
+   */
   async stop(graceMs = 3000): Promise<ExitInfo> {
     if (!this.running) return this.exitPromise;
     this.stopping = true;

@@ -53,6 +53,7 @@ export function registerCommands(ctx: Ctx): vscode.Disposable[] {
     reg('agentd.sendSelection', () => sendSelection(ctx)),
     reg('agentd.refresh', () => ctx.refresh()),
     reg('agentd.restart', () => ctx.agentd.restart()),
+    reg('agentd.stopDaemon', () => ctx.stopDaemon()),
     reg('agentd.showLog', () => ctx.output.show(true)),
   ];
 }

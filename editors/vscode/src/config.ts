@@ -13,6 +13,8 @@ export interface Config {
   notify: { blocked: boolean; done: boolean; error: boolean };
   openTerminalOnStart: boolean;
   submitOnSend: boolean;
+  /** `--private`: this window's own agentd, whose sessions end with the window. */
+  private: boolean;
 }
 
 const COOLDOWN = /^\d+(\.\d+)?(ms|s|m|h)$/;
@@ -43,10 +45,11 @@ export function readConfig(): Config {
     },
     openTerminalOnStart: c.get<boolean>('terminal.openOnStart') ?? true,
     submitOnSend: c.get<boolean>('send.submit') ?? true,
+    private: c.get<boolean>('private') ?? false,
   };
 }
 
 /** Settings that only take effect when agentd is started again. */
 export function needsRestart(e: vscode.ConfigurationChangeEvent): boolean {
-  return ['agentd.path', 'agentd.cooldown', 'agentd.trace.server'].some((k) => e.affectsConfiguration(k));
+  return ['agentd.path', 'agentd.cooldown', 'agentd.trace.server', 'agentd.private'].some((k) => e.affectsConfiguration(k));
 }

@@ -1,8 +1,14 @@
 // Holds the extension's state and wires agentd's notifications to the model
-// and the model to the views.
+// and the model to the views. The sessions belong to agentd's per-user
+// daemon, not to this window: a reload, a crash of the extension host or a
+// restart of the forwarder ends none of them, and the window finds them
+// again (and reopens their terminals) when it connects. Only a daemon that
+// went away takes sessions with it, and then the window says which.
 import * as vscode from 'vscode';
 
 import { Config, needsRestart, readConfig } from './config';
+import { sessionName, stateLabel } from './format';
+import { InitializeResult } from './protocol';
 import { Prompts } from './prompts';
 import { SessionStore } from './sessions';
 import { SessionsView } from './sessions_view';
@@ -21,22 +27,27 @@ export class Ctx implements vscode.Disposable {
   config: Config = readConfig();
   private agents = new Set<string>();
   private started = false;
+  /** The daemon this window is connected to; a new instance has none of the old sessions. */
+  private instance: string | undefined;
+  /** A person stopped the daemon: its sessions ended on purpose, not news. */
+  private stoppingDaemon = false;
   private readonly disposables: vscode.Disposable[] = [];
 
-  constructor(ext: vscode.ExtensionContext) {
+  constructor(private readonly ext: vscode.ExtensionContext) {
     this.output = vscode.window.createOutputChannel('agentd');
     this.agentd = new Supervisor(
       () => ({
         path: this.config.path,
-        args: ['--cooldown', this.config.cooldown],
+        args: ['--cooldown', this.config.cooldown, ...(this.config.private ? ['--private'] : [])],
         cwd: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath,
         clientInfo: { name: 'vscode', version: `${vscode.version}; agentd-vscode ${ext.extension.packageJSON.version}` },
+        workspaceFolders: (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath),
         log: (line) => this.output.appendLine(line),
         trace: this.config.trace,
       }),
       { log: (line) => this.output.appendLine(line) },
     );
-    this.terminals = new Terminals(this.agentd, this.store, (l) => this.log(l), (id) => this.markSeen(id));
+    this.terminals = new Terminals(this.agentd, this.store, (l) => this.log(l), (id) => this.markSeen(id), (ids) => this.rememberTerminals(ids));
     this.prompts = new Prompts(this.agentd, this.store, () => this.config, (id) => this.openTerminal(id));
     this.status = new StatusDisplay(this.store, this.agentd.onDidChangeStatus);
     this.view = new SessionsView(this.store);
@@ -50,13 +61,7 @@ export class Ctx implements vscode.Disposable {
         this.prompts.onState(n);
       }),
       this.agentd.onExited((n) => this.store.applyExited(n)),
-      this.agentd.onDidStart((client) => {
-        this.agents = new Set(client.info.agents.map((a) => a.name));
-        // Sessions of an earlier agentd died with it, and their ids will be reused.
-        this.terminals.allEnded('agentd stopped, and this session ended with it.');
-        this.store.clear();
-        this.refresh().catch((e: Error) => this.log(`[client] session/list: ${e.message}`));
-      }),
+      this.agentd.onDidStart((client) => void this.connected(client.info)),
       this.agentd.onDidChangeStatus((s) => this.statusChanged(s)),
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (!e.affectsConfiguration('agentd')) return;
@@ -85,6 +90,89 @@ export class Ctx implements vscode.Disposable {
     for (const s of sessions) this.store.upsert(s);
   }
 
+  /**
+   * A connection was made: to the daemon this window knew (its sessions
+   * live on; the terminals take a repaint), or to a new one (the sessions
+   * the window knew ended with the old daemon: say which).
+   */
+  private async connected(info: InitializeResult): Promise<void> {
+    this.agents = new Set(info.agents.map((a) => a.name));
+    for (const w of info.warnings ?? []) void vscode.window.showWarningMessage(`agentd: ${w}`);
+    const instance = info.daemon?.instance;
+    const first = this.instance === undefined;
+    const same = !!instance && instance === this.instance && !info.daemon?.private;
+    const knew = this.store.live();
+    this.instance = instance;
+    if (same) {
+      await this.refresh().catch((e: Error) => this.log(`[client] session/list: ${e.message}`));
+      for (const s of knew) if (!this.store.all().some((x) => x.sessionId === s.sessionId && x.state !== 'exited')) this.store.applyExited({ sessionId: s.sessionId, exitCode: -1 });
+      this.terminals.reattach();
+      return;
+    }
+    // Session ids of another agentd are other sessions.
+    this.terminals.allEnded("agentd's daemon stopped, and this session ended with it.");
+    this.store.clear();
+    if (!first && knew.length && !this.stoppingDaemon) {
+      const names = knew.map((s) => `${sessionName(s)} (${s.sessionId})`).join(', ');
+      void vscode.window
+        .showWarningMessage(`agentd's daemon stopped; ${knew.length === 1 ? 'this session' : `these ${knew.length} sessions`} ended with it: ${names}.`, 'Show Log')
+        .then((b) => b && this.output.show(true));
+    }
+    this.stoppingDaemon = false;
+    await this.refresh().catch((e: Error) => this.log(`[client] session/list: ${e.message}`));
+    if (first) this.restoreTerminals();
+    this.tellWaiting();
+  }
+
+  /** Prompts already waiting when the window connects raised their notices before it was there. */
+  private tellWaiting(): void {
+    const waiting = this.store.blocked();
+    if (!waiting.length || !this.config.notify.blocked) return;
+    const names = waiting.map((s) => sessionName(s)).join(', ');
+    void vscode.window
+      .showWarningMessage(`${waiting.length === 1 ? 'An agent waits' : `${waiting.length} agents wait`} for you: ${names}.`, 'Answer')
+      .then((b) => b && this.prompts.answerLongestWaiting());
+  }
+
+  /** The terminals open in this window, kept so a reload can reopen them. */
+  private rememberTerminals(ids: string[]): void {
+    void this.ext.workspaceState.update('agentd.openTerminals', { instance: this.instance, ids });
+  }
+
+  /** After a reload: reopens the terminals that were open, on the session's current screen. */
+  private restoreTerminals(): void {
+    const saved = this.ext.workspaceState.get<{ instance?: string; ids?: string[] }>('agentd.openTerminals');
+    if (!saved?.ids?.length || saved.instance !== this.instance) return;
+    for (const id of saved.ids) {
+      const s = this.store.get(id);
+      if (s && s.state !== 'exited') this.terminals.show(s, true);
+    }
+  }
+
+  /**
+   * Ends the daemon (every window's sessions): asks first, naming the
+   * sessions that still run.
+   */
+  async stopDaemon(): Promise<void> {
+    const live = this.store.live();
+    if (live.length) {
+      const names = live.map((s) => `${sessionName(s)} (${s.sessionId}, ${stateLabel(s)})`).join(', ');
+      const b = await vscode.window.showWarningMessage(
+        `Stop agentd's daemon? It ends ${live.length === 1 ? 'this session' : `these ${live.length} sessions`}, in every window: ${names}.`,
+        { modal: true },
+        'Stop the Daemon and End Them',
+      );
+      if (!b) return;
+    }
+    this.stoppingDaemon = true;
+    try {
+      await this.agentd.stopDaemon(true);
+    } catch (e) {
+      this.stoppingDaemon = false;
+      throw e;
+    }
+  }
+
   openTerminal(sessionId: string): void {
     const s = this.store.get(sessionId);
     if (s) this.terminals.show(s);
@@ -102,9 +190,19 @@ export class Ctx implements vscode.Disposable {
       this.started = true;
       return;
     }
+    const daemon = !this.config.private;
     if (s.kind === 'stopped') {
+      // Through the daemon nothing ended: the next connection takes the
+      // terminals and the sessions up again (connected()).
+      if (daemon) return;
       this.terminals.allEnded('agentd was stopped, and this session ended with it.');
       this.store.markAllExited('agentd.stopped');
+      return;
+    }
+    if (s.kind === 'restarting' && daemon) {
+      // Maybe only the connection went; the daemon and its sessions may be
+      // fine. connected() says which ended once the window is back.
+      this.log(`[client] ${s.reason}; connecting again in ${Math.round(s.delayMs / 1000)} s`);
       return;
     }
     if (s.kind === 'restarting' || s.kind === 'failed') {
@@ -131,7 +229,8 @@ export class Ctx implements vscode.Disposable {
 
   private async offerRestart(): Promise<void> {
     const live = this.store.live().length;
-    if (live === 0 || this.agentd.status.kind !== 'running') {
+    // Through the daemon a restart is only a new connection: nothing ends.
+    if (live === 0 || this.agentd.status.kind !== 'running' || (!this.config.private && this.agentd.client?.private === false)) {
       await this.agentd.restart();
       return;
     }

@@ -30,6 +30,9 @@ export const ErrorCodes = {
   AlreadyAnswered: -32025,
   TurnRunning: -32026,
   NotSupported: -32030,
+  SessionsRunning: -32040,
+  Incompatible: -32041,
+  NoDaemon: -32042,
 } as const;
 
 export interface ClientInfo {
@@ -40,6 +43,8 @@ export interface ClientInfo {
 export interface InitializeParams {
   clientInfo?: ClientInfo;
   capabilities?: Record<string, unknown>;
+  /** The folders the window has open; sessions it spawns record them. */
+  workspaceFolders?: string[];
 }
 
 export interface AgentInfo {
@@ -48,10 +53,26 @@ export interface AgentInfo {
   process?: string[];
 }
 
+/** The agentd process that owns the sessions: the per-user daemon, or a private one. */
+export interface Daemon {
+  version: string;
+  protocolVersion: number;
+  pid: number;
+  /** Changes each time a daemon starts: session ids of another instance are other sessions. */
+  instance: string;
+  socket?: string;
+  startedAt: string;
+  /** Sessions end with this one client (`--stdio --private`). */
+  private: boolean;
+}
+
 export interface InitializeResult {
   serverInfo: ClientInfo;
   protocolVersion: number;
   agents: AgentInfo[];
+  daemon?: Daemon;
+  /** For the person: e.g. the daemon is another build than this agentd. */
+  warnings?: string[];
 }
 
 export interface PromptOption {
@@ -73,12 +94,19 @@ export interface Prompt {
 export interface Exit {
   exitCode: number;
   signal?: string;
+  at?: string;
+}
+
+/** Which client started a session, and the folders it had open. */
+export interface Origin {
+  client?: string;
+  workspaceFolders?: string[];
 }
 
 export interface SpawnParams {
   argv: string[];
   cwd: string;
-  /** Added to agentd's environment; a null value removes a variable. */
+  /** Added to this window's environment (agentd's own in private mode); a null value removes a variable. */
   env?: Record<string, string | null>;
   cols?: number;
   rows?: number;
@@ -104,6 +132,7 @@ export interface Session {
   since: string;
   prompt?: Prompt | null;
   exit?: Exit | null;
+  origin?: Origin | null;
 }
 
 export interface ListResult {
@@ -240,6 +269,7 @@ export const Methods = {
   cancel: 'session/cancel',
   send: 'runtime_send',
   answer: 'runtime_answer',
+  stopDaemon: 'agentd/stop',
   stateNotification: 'session/state',
   outputNotification: 'session/output',
   updateNotification: 'session/update',

@@ -1,5 +1,7 @@
 // The Sessions view: one row per session (agent icon coloured by state, name,
-// state, how long), and under a blocked session its question. Context
+// state, how long), and under a blocked session its question. The daemon's
+// sessions in this workspace come first; sessions started elsewhere (another
+// window, Neovim, the agentd CLI) follow, grouped by their folder. Context
 // actions come from package.json menus keyed on `contextValue`.
 import * as vscode from 'vscode';
 
@@ -7,10 +9,18 @@ import { age, agentIcon, sessionName, stateLabel } from './format';
 import { Session, StateName } from './protocol';
 import { SessionStore } from './sessions';
 
-/** A tree element: a session row, or the question row under a blocked session. */
+/** A tree element: a session row, the question row under a blocked session, or a folder of other sessions. */
 export interface Node {
   sessionId: string;
   question?: boolean;
+  /** A group row: the sessions working in this folder, outside the workspace. */
+  folder?: string;
+}
+
+/** Whether path is folder or inside it. */
+function within(path: string, folder: string): boolean {
+  const f = folder.endsWith('/') ? folder : folder + '/';
+  return path === folder || path.startsWith(f);
 }
 
 const STATE_COLORS: Partial<Record<StateName, string>> = {
@@ -28,7 +38,11 @@ export class SessionsView implements vscode.TreeDataProvider<Node>, vscode.Dispo
   private readonly disposables: vscode.Disposable[] = [];
   private ticker: NodeJS.Timeout | undefined;
 
-  constructor(private readonly store: SessionStore) {
+  constructor(
+    private readonly store: SessionStore,
+    /** The workspace's folders; sessions in them are listed first. */
+    private readonly folders: () => string[] = () => (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath),
+  ) {
     this.view = vscode.window.createTreeView('agentd.sessions', { treeDataProvider: this, showCollapseAll: false });
     this.disposables.push(
       this.view,
@@ -57,18 +71,45 @@ export class SessionsView implements vscode.TreeDataProvider<Node>, vscode.Dispo
     }
   }
 
+  /** The folder group a session is listed under, or undefined for this workspace's. */
+  private groupOf(s: Session): string | undefined {
+    const folders = this.folders();
+    if (!folders.length || !s.cwd || folders.some((f) => within(s.cwd, f))) return undefined;
+    return s.cwd;
+  }
+
   getChildren(node?: Node): Node[] {
-    if (!node) return this.store.all().map((s) => ({ sessionId: s.sessionId }));
+    if (!node) {
+      const rows: Node[] = [];
+      const groups = new Set<string>();
+      for (const s of this.store.all()) {
+        const g = this.groupOf(s);
+        if (g === undefined) rows.push({ sessionId: s.sessionId });
+        else groups.add(g);
+      }
+      return [...rows, ...[...groups].sort().map((folder) => ({ sessionId: '', folder }))];
+    }
+    if (node.folder !== undefined) {
+      return this.store
+        .all()
+        .filter((s) => this.groupOf(s) === node.folder)
+        .map((s) => ({ sessionId: s.sessionId }));
+    }
     const s = this.store.get(node.sessionId);
     if (!node.question && s?.state === 'blocked' && s.prompt) return [{ sessionId: s.sessionId, question: true }];
     return [];
   }
 
   getParent(node: Node): Node | undefined {
-    return node.question ? { sessionId: node.sessionId } : undefined;
+    if (node.question) return { sessionId: node.sessionId };
+    if (node.folder !== undefined) return undefined;
+    const s = this.store.get(node.sessionId);
+    const g = s && this.groupOf(s);
+    return g === undefined ? undefined : { sessionId: '', folder: g };
   }
 
   getTreeItem(node: Node): vscode.TreeItem {
+    if (node.folder !== undefined) return folderItem(node.folder, this.store.all().filter((s) => this.groupOf(s) === node.folder));
     const s = this.store.get(node.sessionId);
     if (!s) return new vscode.TreeItem(node.sessionId);
     return node.question ? questionItem(s) : sessionItem(s);
@@ -78,6 +119,19 @@ export class SessionsView implements vscode.TreeDataProvider<Node>, vscode.Dispo
     if (this.ticker) clearInterval(this.ticker);
     for (const d of this.disposables) d.dispose();
   }
+}
+
+/** A group row: sessions started for another folder (another window, Neovim, the CLI). */
+export function folderItem(folder: string, sessions: Session[]): vscode.TreeItem {
+  const name = folder.split('/').filter(Boolean).pop() ?? folder;
+  const item = new vscode.TreeItem(name, vscode.TreeItemCollapsibleState.Expanded);
+  item.id = `folder:${folder}`;
+  const blocked = sessions.filter((s) => s.state === 'blocked').length;
+  item.description = `${folder}${blocked ? ` · ${blocked} blocked` : ''}`;
+  item.iconPath = new vscode.ThemeIcon('folder', blocked ? new vscode.ThemeColor('list.warningForeground') : undefined);
+  item.tooltip = `Sessions working in ${folder}, outside this workspace: started from another window, Neovim or the agentd CLI.`;
+  item.contextValue = 'folder';
+  return item;
 }
 
 export function contextValue(s: Session): string {

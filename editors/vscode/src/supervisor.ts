@@ -228,4 +228,16 @@ export class Supervisor implements Agentd {
   async answer(p: AnswerParams): Promise<AnswerResult> {
     return this.live('runtime_answer').answer(p);
   }
+
+  /**
+   * Ends the agentd that owns the sessions (the per-user daemon, every
+   * window's; -32040 while sessions run, unless `force`), then connects
+   * again, which starts a new, empty one.
+   */
+  async stopDaemon(force: boolean): Promise<void> {
+    const c = this.live('agentd/stop');
+    await c.stopDaemon(force);
+    await c.exited;
+    await this.restart();
+  }
 }

@@ -22,6 +22,7 @@ export class SessionPty implements vscode.Pseudoterminal {
   private closed = false;
   private sessionId: string | undefined;
   private started = false;
+  private dims: { cols: number; rows: number } | undefined;
 
   /**
    * Shows `session`: an existing session id, or a function that starts one
@@ -45,6 +46,7 @@ export class SessionPty implements vscode.Pseudoterminal {
   private async attach(sz: { cols: number; rows: number } | undefined): Promise<void> {
     if (this.started) return;
     this.started = true;
+    this.dims = sz;
     try {
       if (typeof this.session === 'string') {
         this.sessionId = this.session;
@@ -75,8 +77,26 @@ export class SessionPty implements vscode.Pseudoterminal {
     });
   }
 
+  /**
+   * A new connection to the daemon: watch the session again. Its repaint
+   * redraws the screen as it is now, and live output follows.
+   */
+  async reattach(): Promise<void> {
+    if (this.closed || !this.sessionId) return;
+    this.watch = undefined; // the old connection's, gone with it
+    try {
+      if (this.dims) await this.agentd.resize({ sessionId: this.sessionId, ...this.dims });
+      const w = await this.agentd.watchOutput(this.sessionId, (n) => this.writeEmitter.fire(n.data));
+      if (this.closed) w.dispose();
+      else this.watch = w;
+    } catch (e) {
+      this.writeEmitter.fire(note(`${(e as Error).message}`));
+    }
+  }
+
   setDimensions(d: vscode.TerminalDimensions): void {
     const sz = size(d);
+    if (sz) this.dims = sz;
     if (!sz || !this.sessionId) return;
     this.agentd.resize({ sessionId: this.sessionId, ...sz }).catch((e: Error) => this.log(`[client] session/resize ${this.sessionId}: ${e.message}`));
   }
@@ -99,10 +119,13 @@ export class Terminals implements vscode.Disposable {
     private readonly store: SessionStore,
     private readonly log: (line: string) => void,
     private readonly markSeen: (sessionId: string) => void,
+    /** Told the sessions with a terminal open whenever that changes, so a reload can reopen them. */
+    private readonly remember: (sessionIds: string[]) => void = () => undefined,
   ) {
     this.disposables.push(
       vscode.window.onDidCloseTerminal((t) => {
         for (const [id, e] of this.byId) if (e.terminal === t) this.byId.delete(id);
+        this.changed();
       }),
       vscode.window.onDidChangeActiveTerminal((t) => this.looked(t)),
       vscode.window.onDidChangeWindowState((w) => w.focused && this.looked(vscode.window.activeTerminal)),
@@ -131,6 +154,7 @@ export class Terminals implements vscode.Disposable {
       const pty = new SessionPty(this.agentd, s.sessionId, this.log);
       e = { terminal: this.create(sessionName(s), s.agent, pty), pty };
       this.byId.set(s.sessionId, e);
+      this.changed();
     }
     e.terminal.show(preserveFocus);
     if (!preserveFocus) this.markSeen(s.sessionId);
@@ -150,6 +174,7 @@ export class Terminals implements vscode.Disposable {
             const s = await this.agentd.spawn({ ...params, ...sz });
             this.store.upsert(s);
             this.byId.set(s.sessionId, { terminal, pty });
+            this.changed();
             resolve(s);
             return s.sessionId;
           } catch (e) {
@@ -176,7 +201,22 @@ export class Terminals implements vscode.Disposable {
   /** agentd went away: every terminal says so, and forgets its session (ids are reused). */
   allEnded(text: string): void {
     for (const [id, e] of this.byId) if (this.store.get(id)?.state !== 'exited') e.pty.ended(text);
-    this.byId.clear();
+    if (this.byId.size) {
+      this.byId.clear();
+      this.changed();
+    }
+  }
+
+  /** A new connection to the same daemon: every terminal watches its session again. */
+  reattach(): void {
+    for (const [id, e] of this.byId) {
+      if (this.store.get(id)?.state === 'exited') continue;
+      void e.pty.reattach();
+    }
+  }
+
+  private changed(): void {
+    this.remember([...this.byId.keys()]);
   }
 
   private looked(t: vscode.Terminal | undefined): void {

@@ -1,7 +1,9 @@
 // End to end in a real VS Code (code-server) with the extension installed
 // from its .vsix: a session hosting agentd's demo agent goes blocked, the
 // badge and a notification show it, the answer is picked in the QuickPick,
-// the agent continues, the badge updates. Screenshots go to $ARTIFACTS.
+// the agent continues, the badge updates; then the session outlives a
+// window reload and a killed forwarder, and a killed daemon is reported with
+// the sessions that ended. Screenshots go to $ARTIFACTS.
 //
 // Needs AGENTD_BIN, VSIX, CODE_SERVER (its out/node/entry.js), CODE_SERVER_NODE
 // (Node 24), ARTIFACTS, and CHROMIUM (default /usr/bin/chromium).
@@ -49,6 +51,7 @@ before(async () => {
     chromiumPath: need('CHROMIUM', '/usr/bin/chromium'),
     artifacts: need('ARTIFACTS'),
     files: { 'task.md': 'Add a NOTES.md file' },
+    agentd: AGENTD,
     // agentd.path is machine-scoped: a remote VS Code such as code-server reads it from the Machine settings.
     machineSettings: { 'agentd.path': AGENTD },
     userSettings: {
@@ -190,22 +193,74 @@ test("Kill Session from the row's context menu ends the agent; the row says exit
   await wb.shot('11-exited');
 });
 
-test('agentd killed from outside is restarted, and the person is told', async () => {
-  await wb.clearNotifications();
-  const ps = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' });
-  const pids = ps
+/** The pids of processes whose command line starts with prefix. */
+function pidsOf(prefix) {
+  return execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' })
     .split('\n')
     .map((l) => l.trim().match(/^(\d+) (.*)$/))
-    .filter((m) => m && m[2].startsWith(`${AGENTD} --stdio --verbose --cooldown 1s`))
+    .filter((m) => m && m[2].startsWith(prefix))
     .map((m) => Number(m[1]));
-  assert.equal(pids.length, 1, `one agentd of ours runs: ${pids}`);
-  process.kill(pids[0], 'SIGKILL');
-  const toast = await wb.notification('agentd stopped unexpectedly');
-  assert.match((await toast.textContent()) ?? '', /agentd stopped unexpectedly \(killed by SIGKILL\); restarting it in 1 s\./);
-  await wb.shot('12-agentd-restarting');
-  await badgeSays(/^\S*\s*agentd$/, 15_000);
-  await waitFor('the rows of the dead agentd to go', async () => (await wb.treeRows()).length === 0, 10_000);
-  // The new agentd serves: a new session starts.
+}
+
+test('Reload Window keeps the session: its row comes back blocked, its terminal reopens on the current screen, and answering works', async () => {
+  await wb.clearNotifications();
+  await wb.runCommand('agentd: New Agent Session');
+  await wb.pickQuickItem('Demo agent');
+  await waitFor('the new demo agent in the terminal', async () => (await wb.terminalText()).includes('Welcome to the agentd demo agent'));
+  await badgeSays(/1 idle/, 15_000);
+  await sendTask();
+  await badgeSays(/1 blocked/, 20_000);
+  await rowWith('Demo agent 2', 'blocked');
+  await waitFor('the prompt in the terminal', async () => (await wb.terminalText()).includes('Do you want to proceed?'));
+  await wb.clearNotifications();
+  await wb.shot('12-before-reload');
+  const daemons = pidsOf(`${AGENTD} serve --socket ${wbx.socket}`);
+  assert.equal(daemons.length, 1, `one daemon serves this VS Code: ${daemons}`);
+
+  await wb.reloadWindow();
+  await badgeSays(/1 blocked/, 60_000);
+  await wb.runCommand('agentd: Focus on Sessions View');
+  await rowWith('Demo agent 2', 'blocked');
+  await rowWith('Do you want to proceed?');
+  await waitFor('the terminal reopened on the current screen', async () => (await wb.terminalText()).includes('Do you want to proceed?'), 20_000);
+  assert.deepEqual(pidsOf(`${AGENTD} serve --socket ${wbx.socket}`), daemons, 'the same daemon, untouched by the reload');
+  await wb.shot('13-after-reload');
+
+  await wb.badge().click();
+  await wb.quickInput().locator('.quick-input-title', { hasText: 'Demo agent 2: Do you want to proceed?' }).waitFor({ state: 'visible' });
+  await wb.pickQuickItem('Yes');
+  await badgeSays(/1 (working|done)/, 5_000);
+  await badgeSays(/1 done/, 20_000);
+  await waitFor('the finished turn in the reopened terminal', async () => /Added NOTES\.md/.test(await wb.terminalText()));
+  await page.locator('.editor-instance .monaco-editor').first().click();
+  await wb.shot('14-answered-after-reload');
+});
+
+test('killing the forwarder ends nothing: the window connects again and the session runs on', async () => {
+  await wb.clearNotifications();
+  const fwd = pidsOf(`${AGENTD} --stdio --verbose --cooldown 1s`);
+  assert.equal(fwd.length, 1, `one forwarder of ours runs: ${fwd}`);
+  process.kill(fwd[0], 'SIGKILL');
+  await waitFor('a new forwarder', async () => {
+    const now = pidsOf(`${AGENTD} --stdio --verbose --cooldown 1s`);
+    return now.length === 1 && now[0] !== fwd[0];
+  }, 20_000);
+  await badgeSays(/1 (done|idle)/, 20_000);
+  await rowWith('Demo agent 2', 'done');
+  assert.ok(!(await wb.treeRows()).some((r) => r.includes('Demo agent 2') && r.includes('exited')), 'the session was not taken for ended');
+});
+
+test("killing the daemon: its keeper ends the agent, and the window says which session ended", async () => {
+  await wb.clearNotifications();
+  const daemons = pidsOf(`${AGENTD} serve --socket ${wbx.socket}`);
+  assert.equal(daemons.length, 1, `one daemon: ${daemons}`);
+  process.kill(daemons[0], 'SIGKILL');
+  const toast = await wb.notification("agentd's daemon stopped");
+  assert.match((await toast.textContent()) ?? '', /agentd's daemon stopped; this session ended with it: Demo agent 2 \(s2\)\./);
+  await wb.shot('15-daemon-killed');
+  await badgeSays(/^\S*\s*agentd$/, 20_000);
+  await waitFor('the rows of the dead daemon to go', async () => (await wb.treeRows()).length === 0, 10_000);
+  // A new daemon serves: a new session starts.
   await wb.runCommand('agentd: New Agent Session');
   await wb.pickQuickItem('Demo agent');
   await badgeSays(/1 idle/, 15_000);

@@ -45,7 +45,7 @@ export async function waitFor(what, fn, timeoutMs = 30_000, everyMs = 150) {
  * `userSettings` go to User/settings.json, `machineSettings` to
  * Machine/settings.json (where a remote VS Code reads machine-scoped ones).
  */
-export async function startWorkbench({ vsix, node24, entry, chromiumPath, artifacts, userSettings, machineSettings, files }) {
+export async function startWorkbench({ vsix, node24, entry, chromiumPath, artifacts, userSettings, machineSettings, files, agentd }) {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'agentd-vscode-e2e-'));
   const dataDir = path.join(tmp, 'data');
   const extDir = path.join(tmp, 'extensions');
@@ -55,12 +55,16 @@ export async function startWorkbench({ vsix, node24, entry, chromiumPath, artifa
   for (const [name, text] of Object.entries(files ?? {})) fs.writeFileSync(path.join(folder, name), text);
   fs.writeFileSync(path.join(dataDir, 'User', 'settings.json'), JSON.stringify(userSettings ?? {}, null, 2));
   fs.writeFileSync(path.join(dataDir, 'Machine', 'settings.json'), JSON.stringify(machineSettings ?? {}, null, 2));
+  // agentd's daemon for this VS Code lives in a folder of the test's own
+  // (never the person's), and is stopped with its sessions at the end.
+  const socket = path.join(tmp, 'run', 'agentd.sock');
   const env = {
     ...process.env,
     XDG_CONFIG_HOME: path.join(xdg, 'config'),
     XDG_STATE_HOME: path.join(xdg, 'state'),
     XDG_DATA_HOME: path.join(xdg, 'data'),
     XDG_CACHE_HOME: path.join(xdg, 'cache'),
+    AGENTD_SOCKET: socket,
   };
   const inst = spawnSync(node24, [entry, '--user-data-dir', dataDir, '--extensions-dir', extDir, '--install-extension', vsix], { env, encoding: 'utf8', timeout: 120_000 });
   if (inst.status !== 0) throw new Error(`installing ${vsix} failed (${inst.status}):\n${inst.stdout}\n${inst.stderr}`);
@@ -79,6 +83,7 @@ export async function startWorkbench({ vsix, node24, entry, chromiumPath, artifa
   let browser;
   const stop = async () => {
     await browser?.close().catch(() => undefined);
+    if (agentd) spawnSync(agentd, ['stop', '--force'], { env, timeout: 20_000 });
     if (server.exitCode === null && server.signalCode === null) {
       const gone = new Promise((r) => server.once('exit', r));
       try {
@@ -109,7 +114,7 @@ export async function startWorkbench({ vsix, node24, entry, chromiumPath, artifa
     page.setDefaultTimeout(15_000);
     await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(folder)}`, { waitUntil: 'domcontentloaded', timeout: 60_000 });
     await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
-    return { page, folder, server, stop, workbench: new Workbench(page, artifacts) };
+    return { page, folder, server, stop, socket, env, workbench: new Workbench(page, artifacts) };
   } catch (e) {
     await stop();
     throw e;
@@ -196,6 +201,13 @@ export class Workbench {
   async treeRows() {
     const rows = this.sessionsView().locator('.monaco-list-row[role="treeitem"]');
     return rows.evaluateAll((els) => els.map((e) => `${e.getAttribute('aria-label')} | ${e.textContent}`));
+  }
+
+  /** Reloads the window, as "Developer: Reload Window" does, and waits for the workbench. */
+  async reloadWindow() {
+    await this.runCommand('Developer: Reload Window');
+    await this.page.waitForEvent('load', { timeout: 60_000 });
+    await this.page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
   }
 
   async terminalText() {

@@ -20,13 +20,44 @@ export function agentdBin(): string {
 }
 
 export const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentd-vscode-unit-'));
-process.on('exit', () => fs.rmSync(stateDir, { recursive: true, force: true }));
 
+// Each test's clients reach a daemon of the test's own, in a folder of this
+// run (never the person's daemon); every one is stopped, with whatever
+// sessions it still has, when the tests end.
+const sockets: string[] = [];
+let nextDaemon = 0;
+
+/** A fresh daemon socket path (the daemon starts with its first client). */
+export function newSocket(): string {
+  const sock = path.join(stateDir, `run-${++nextDaemon}`, 'agentd.sock');
+  sockets.push(sock);
+  return sock;
+}
+
+/** The environment a client of the daemon at sock runs in. */
+export function daemonEnv(sock: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, XDG_STATE_HOME: stateDir, AGENTD_SOCKET: sock };
+  delete env.AGENTD_SESSION;
+  delete env.AGENTD_TOKEN;
+  return env;
+}
+
+/** Ends the daemon at sock and its sessions (agentd stop --force). */
+export function stopDaemon(sock: string): void {
+  cp.spawnSync(agentdBin(), ['stop', '--force'], { env: daemonEnv(sock), stdio: 'ignore', timeout: 20_000 });
+}
+
+process.on('exit', () => {
+  for (const sock of sockets) stopDaemon(sock);
+  fs.rmSync(stateDir, { recursive: true, force: true });
+});
+
+/** Options for a client of a new daemon of its own, unless extra.env names one. */
 export function clientOptions(extra: Partial<ClientOptions> = {}): ClientOptions {
   return {
     path: agentdBin(),
     args: ['--cooldown', '1s'],
-    env: { ...process.env, XDG_STATE_HOME: stateDir },
+    env: daemonEnv(newSocket()),
     clientInfo: { name: 'agentd-vscode-tests' },
     ...extra,
   };

@@ -5,7 +5,7 @@ import * as os from 'os';
 
 import { AgentdClient, AgentdError, isAgentdError, StartError } from '../../src/client';
 import { ErrorCodes, OutputNotification, PROTOCOL_VERSION } from '../../src/protocol';
-import { agentdBin, demoArgv, eventually, startAgentd, StateLog } from './agentd';
+import { agentdBin, daemonEnv, demoArgv, eventually, newSocket, startAgentd, StateLog } from './agentd';
 
 let client: AgentdClient;
 let states: StateLog;
@@ -132,8 +132,9 @@ test('spawn of a missing program fails with -32012', async () => {
   await assert.rejects(client.spawn({ argv: ['/nonexistent/agent'], cwd: os.tmpdir() }), (e: unknown) => isAgentdError(e, ErrorCodes.SpawnFailed));
 });
 
-test('stop: shutdown ends agentd and the sessions it hosts', async () => {
-  const c = await startAgentd();
+test('stop with --private: shutdown ends agentd and the sessions it hosts', async () => {
+  const c = await startAgentd({ args: ['--cooldown', '1s', '--private'] });
+  assert.equal(c.private, true);
   const log = new StateLog(c);
   const s = await c.spawn({ argv: demoArgv(), cwd: os.tmpdir() });
   await log.waitFor(s.sessionId, 'idle');
@@ -142,6 +143,54 @@ test('stop: shutdown ends agentd and the sessions it hosts', async () => {
   assert.equal(c.running, false);
   assert.throws(() => process.kill(s.pid, 0), /ESRCH/, 'the agent process is gone');
   await assert.rejects(c.list(), (e: unknown) => e instanceof AgentdError);
+});
+
+test('stop through the daemon closes only this connection: a new one finds the session, blocked, and answers it', async () => {
+  const sock = newSocket();
+  const c = await startAgentd({ env: daemonEnv(sock), workspaceFolders: [os.tmpdir()] });
+  assert.equal(c.private, false);
+  assert.ok(c.info.daemon && c.info.daemon.pid !== c.pid, 'the sessions belong to a daemon, not to the forwarder');
+  const log = new StateLog(c);
+  const s = await c.spawn({ argv: demoArgv(), cwd: os.tmpdir() });
+  await log.waitFor(s.sessionId, 'idle');
+  await c.send({ sessionId: s.sessionId, text: 'Add a NOTES.md file', submit: true });
+  await log.waitFor(s.sessionId, 'working');
+  const x = await c.stop();
+  assert.equal(x.code, 0, 'the forwarder exits 0');
+  process.kill(s.pid, 0); // still there
+
+  const d = await startAgentd({ env: daemonEnv(sock) });
+  assert.equal(d.info.daemon?.instance, c.info.daemon?.instance);
+  const log2 = new StateLog(d);
+  const [listed] = (await d.list()).filter((x) => x.sessionId === s.sessionId);
+  assert.deepEqual(listed.origin, { client: 'agentd-vscode-tests', workspaceFolders: [os.tmpdir()] });
+  const blocked = listed.state === 'blocked' && listed.prompt?.options.length ? listed : await log2.waitFor(s.sessionId, 'blocked');
+  await d.answer({ sessionId: s.sessionId, promptId: blocked.prompt!.promptId, optionId: '1' });
+  const done = await log2.waitFor(s.sessionId, 'done');
+  assert.equal(done.outcome, 'completed');
+  await d.kill({ sessionId: s.sessionId });
+  await log2.waitFor(s.sessionId, 'exited');
+  await d.stop();
+});
+
+test('stopDaemon refuses while sessions run, naming them, and with force ends them', async () => {
+  const sock = newSocket();
+  const c = await startAgentd({ env: daemonEnv(sock) });
+  const log = new StateLog(c);
+  const s = await c.spawn({ argv: demoArgv(), cwd: os.tmpdir() });
+  await log.waitFor(s.sessionId, 'idle');
+  await assert.rejects(c.stopDaemon(false), (e: unknown) => {
+    assert.ok(e instanceof AgentdError);
+    assert.equal(e.code, ErrorCodes.SessionsRunning);
+    assert.match(e.message, /1 session\(s\) still run: s1 \(Demo agent, idle\)/);
+    return true;
+  });
+  assert.equal(c.running, true);
+  await c.stopDaemon(true);
+  await log.waitFor(s.sessionId, 'exited');
+  const x = await c.exited;
+  assert.equal(x.expected, true, 'the end of the connection was asked for');
+  assert.throws(() => process.kill(s.pid, 0), /ESRCH/);
 });
 
 test('start: a missing binary is a StartError that says what to do', async () => {

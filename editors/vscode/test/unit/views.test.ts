@@ -114,3 +114,27 @@ test('the context menus of package.json match the rows they are meant for', () =
   assert.ok(allowed('agentd.openTerminal', rows.done));
   assert.ok(allowed('agentd.removeSession', rows.exited) && !allowed('agentd.removeSession', rows.idle));
 });
+
+test("the daemon's sessions of this workspace come first; sessions started elsewhere follow, grouped by their folder", () => {
+  const store = new SessionStore();
+  const view = new SessionsView(store, () => ['/work/app']);
+  store.upsert(session('s1', 'idle', { cwd: '/work/app' }));
+  store.upsert(session('s2', 'blocked', { cwd: '/home/me/other', prompt, origin: { client: 'agentd.nvim' } }));
+  store.upsert(session('s3', 'working', { cwd: '/work/app/sub' }));
+  store.upsert(session('s4', 'done', { cwd: '/home/me/other' }));
+  store.upsert(session('s5', 'idle', { cwd: '/srv/x' }));
+  const root = view.getChildren();
+  assert.deepEqual(root, [{ sessionId: 's1' }, { sessionId: 's3' }, { sessionId: '', folder: '/home/me/other' }, { sessionId: '', folder: '/srv/x' }]);
+  assert.deepEqual(view.getChildren(root[2]), [{ sessionId: 's2' }, { sessionId: 's4' }]);
+  assert.deepEqual(view.getParent({ sessionId: 's2' }), { sessionId: '', folder: '/home/me/other' });
+  assert.equal(view.getParent({ sessionId: 's1' }), undefined);
+  const group = view.getTreeItem(root[2]);
+  assert.equal(group.label, 'other');
+  assert.equal(group.description, '/home/me/other · 1 blocked');
+  assert.equal(group.collapsibleState, TreeItemCollapsibleState.Expanded);
+  // With no folder open, every session is this window's.
+  const flat = new SessionsView(store, () => []);
+  assert.equal(flat.getChildren().length, 5);
+  view.dispose();
+  flat.dispose();
+});
