@@ -19,9 +19,10 @@ type agentdProc struct {
 	cmd  *exec.Cmd
 	conn *jsonrpc2.Conn
 
-	mu    sync.Mutex
-	notes []note
-	wake  chan struct{}
+	mu     sync.Mutex
+	notes  []note
+	parsed []timedState // the session/state notes, decoded as they arrive
+	wake   chan struct{}
 }
 
 type note struct {
@@ -35,12 +36,30 @@ type stateNote struct {
 	SessionID string `json:"sessionId"`
 	State     string `json:"state"`
 	Reason    string `json:"reason"`
+	Prompt    *struct {
+		Question string `json:"question"`
+	} `json:"prompt"`
+}
+
+// question is the state's prompt's question, or "".
+func (s stateNote) question() string {
+	if s.Prompt == nil {
+		return ""
+	}
+	return s.Prompt.Question
 }
 
 // startAgentd runs the built agentd with --stdio and extra flags, and
 // initializes it.
 func (b *bench) startAgentd(extra ...string) (*agentdProc, error) {
-	cmd := exec.Command(b.agentd, append([]string{"--stdio", "--private"}, extra...)...)
+	return b.startClient(append([]string{"--stdio", "--private"}, extra...), nil)
+}
+
+// startClient runs the built agentd with args (and env, when not nil) as an
+// editor would, and initializes it.
+func (b *bench) startClient(args, env []string) (*agentdProc, error) {
+	cmd := exec.Command(b.agentd, args...)
+	cmd.Env = env
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -71,8 +90,14 @@ func (p *agentdProc) handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.R
 		return nil, nil
 	}
 	at := time.Now()
+	n := note{Method: req.Method, Params: append(json.RawMessage(nil), *req.Params...), At: at}
+	var st stateNote
+	isState := n.Method == "session/state" && json.Unmarshal(n.Params, &st) == nil
 	p.mu.Lock()
-	p.notes = append(p.notes, note{Method: req.Method, Params: append(json.RawMessage(nil), *req.Params...), At: at})
+	p.notes = append(p.notes, n)
+	if isState {
+		p.parsed = append(p.parsed, timedState{stateNote: st, At: at})
+	}
 	p.mu.Unlock()
 	select {
 	case p.wake <- struct{}{}:
@@ -106,13 +131,9 @@ func (p *agentdProc) states(sessionID string) []timedState {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var out []timedState
-	for _, n := range p.notes {
-		if n.Method != "session/state" {
-			continue
-		}
-		var s stateNote
-		if json.Unmarshal(n.Params, &s) == nil && s.SessionID == sessionID {
-			out = append(out, timedState{stateNote: s, At: n.At})
+	for _, s := range p.parsed {
+		if s.SessionID == sessionID {
+			out = append(out, s)
 		}
 	}
 	return out
@@ -137,6 +158,23 @@ func (p *agentdProc) waitState(sessionID, state string, timeout time.Duration) e
 		case <-time.After(100 * time.Millisecond):
 		case <-deadline:
 			return fmt.Errorf("session %s: no %q within %s", sessionID, state, timeout)
+		}
+	}
+}
+
+// waitPrompt waits until the session has been told blocked on question.
+func (p *agentdProc) waitPrompt(sessionID, question string, timeout time.Duration) error {
+	deadline := time.After(timeout)
+	for {
+		for _, s := range p.states(sessionID) {
+			if s.State == "blocked" && s.question() == question {
+				return nil
+			}
+		}
+		select {
+		case <-p.wake:
+		case <-deadline:
+			return fmt.Errorf("session %s: not blocked on %q within %s", sessionID, question, timeout)
 		}
 	}
 }
