@@ -394,3 +394,49 @@ func waitSocket(t *testing.T, path string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// An exited session stays listed, with its last screen, for --keep-exited,
+// so a window opened after the end sees how it ended; then it is gone.
+func TestDaemonKeepsExitedSessionsAWhile(t *testing.T) {
+	d := newDaemonEnv(t)
+	a := d.forwarder("--keep-exited", "2s")
+	var s spawned
+	a.mustCall("session/spawn", map[string]any{"argv": []string{"bash", "--norc", "-c", "echo last words; exit 3"}, "cwd": t.TempDir()}, &s)
+	from := 0
+	a.waitState(s.SessionID, "exited", &from, 10*time.Second)
+	a.close()
+
+	b := d.forwarder()
+	var found bool
+	for _, ls := range b.list().Sessions {
+		if ls.SessionID == s.SessionID {
+			found = true
+			if ls.State != "exited" || ls.Exit == nil || ls.Exit.ExitCode != 3 {
+				t.Errorf("a later client lists %s as %s, exit %+v; want exited with code 3", s.SessionID, ls.State, ls.Exit)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("a later client does not list the exited session")
+	}
+	if screen := waitScreen(t, b, s.SessionID, "last words", 5*time.Second); !strings.Contains(screen, "last words") {
+		t.Errorf("the exited session's last screen is gone:\n%s", screen)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		listed := false
+		for _, ls := range b.list().Sessions {
+			listed = listed || ls.SessionID == s.SessionID
+		}
+		if !listed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the exited session is still listed 20 s after it ended (--keep-exited 2s)")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := b.call("session/read", map[string]any{"sessionId": s.SessionID}, nil); rpcCode(err) != -32010 {
+		t.Errorf("session/read of a forgotten session: %v, want -32010", err)
+	}
+}
