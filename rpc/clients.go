@@ -27,8 +27,7 @@ type clientConn struct {
 	folders   []string // initialize's workspaceFolders
 	env       []string // from agentd/hello; nil: agentd's own
 	cwd       string   // from agentd/hello
-	version   string   // the forwarder's or CLI's agentd version, from agentd/hello
-	warnings  []string
+	warnings  []string // for the person, from agentd/hello: told in initialize
 	attention *sessions.Attention
 	watching  map[string]bool // sessions whose output this client receives
 }
@@ -151,6 +150,9 @@ func (s *Server) Update(sessionID string, update json.RawMessage) {
 func (s *Server) Exited(sessionID string, st sessions.ExitStatus) {
 	for _, c := range s.clientList() {
 		c.out.Exited(sessionID, st)
+		c.mu.Lock()
+		c.attention.Forget(sessionID) // no notice is due for it any more
+		c.mu.Unlock()
 	}
 	s.poke()
 }

@@ -50,7 +50,9 @@ func (s *Server) waitIdle(ctx context.Context, idle time.Duration, accepted <-ch
 		select {
 		case <-s.changed:
 		case <-expired:
-			return fmt.Sprintf("idle for %s with no client and no session", idle)
+			if s.Clients() == 0 && s.mgr.Live() == 0 { // a client may have come as it fired
+				return fmt.Sprintf("idle for %s with no client and no session", idle)
+			}
 		case <-s.stop:
 			return "stop requested"
 		case <-ctx.Done():

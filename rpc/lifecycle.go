@@ -67,7 +67,7 @@ func (s *Server) hello(_ context.Context, c *clientConn, req *jsonrpc2.Request) 
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the agentd daemon (pid %d) is version %s and this agentd is %s; they speak the same protocol, so this works, but `agentd stop` and a new start would run the newer one", os.Getpid(), s.cfg.Version, p.Version))
 	}
 	c.mu.Lock()
-	c.version, c.cwd = p.Version, p.Cwd
+	c.cwd = p.Cwd
 	if p.Env != nil {
 		c.env = append([]string(nil), p.Env...)
 	}

@@ -72,9 +72,6 @@ func NewServer(opts sessions.Options, cfg Config) *Server {
 	return s
 }
 
-// Manager is the sessions the server owns.
-func (s *Server) Manager() *sessions.Manager { return s.mgr }
-
 // Serve serves one client on r and w — the editor on stdio — until it
 // sends exit or closes r. In private mode every session's process group is
 // ended before it returns.

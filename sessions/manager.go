@@ -290,9 +290,6 @@ func buildEnv(base []string, extra map[string]*string) []string {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
 	}
-	for _, k := range []string{EnvSocket, EnvSession, EnvToken, EnvDaemonSocket} {
-		delete(env, k)
-	}
 	env["TERM"] = "xterm-256color"
 	env["COLORTERM"] = "truecolor"
 	for k, v := range extra {
@@ -301,6 +298,9 @@ func buildEnv(base []string, extra map[string]*string) []string {
 			continue
 		}
 		env[k] = *v
+	}
+	for _, k := range []string{EnvSocket, EnvSession, EnvToken, EnvDaemonSocket} {
+		delete(env, k) // agentd's own to set
 	}
 	out := make([]string, 0, len(env))
 	for k, v := range env {

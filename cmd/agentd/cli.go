@@ -29,7 +29,7 @@ const (
 	exitOK       = 0
 	exitFailed   = 1 // the thing asked could not be done: refused, stale, timed out
 	exitUsage    = 2 // bad arguments, no daemon, a broken connection
-	exitEndedYet = 3 // wait: the session ended before reaching the state
+	exitEndedFirst = 3 // wait: the session ended before reaching the state
 )
 
 var errNoDaemon = errors.New("no agentd daemon is running")
@@ -57,7 +57,7 @@ func dialCLI(socketFlag string, start bool) (*cli, error) {
 		if !start {
 			return nil, fmt.Errorf("%w (nothing listens on %s)", errNoDaemon, path)
 		}
-		conn, err = connectDaemon(path, &serverFlags{cooldown: 30 * time.Second, permTimeout: 30 * time.Minute, keepExited: time.Hour}, 10*time.Minute)
+		conn, err = connectDaemon(path, defaultServerFlags(), 10*time.Minute)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("agentd daemon at %s: %w", path, err)
@@ -329,7 +329,7 @@ func cmdWait(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "wait", err)
 	}
-	print := func(e waitEvent) {
+	report := func(e waitEvent) {
 		e.Name = s.Name
 		if *asJSON {
 			b, _ := json.Marshal(e)
@@ -344,12 +344,12 @@ func cmdWait(args []string, stdout, stderr io.Writer) int {
 	}
 	now := waitEvent{SessionID: s.SessionID, State: s.State, Outcome: s.Outcome, StateSource: s.StateSource, Reason: s.Reason, Since: s.Since, Prompt: s.Prompt}
 	if *until == s.State {
-		print(now)
+		report(now)
 		return exitOK
 	}
 	if s.Exit != nil {
 		fmt.Fprintf(stderr, "agentd wait: %s has exited: it will not be %s\n", s.SessionID, *until)
-		return exitEndedYet
+		return exitEndedFirst
 	}
 	var deadline <-chan time.Time
 	if *timeout > 0 {
@@ -369,12 +369,12 @@ func cmdWait(args []string, stdout, stderr io.Writer) int {
 			}
 			e := waitEvent{SessionID: st.SessionID, State: st.State, Outcome: st.Outcome, StateSource: st.StateSource, Reason: st.Reason, Since: st.Since, Prompt: st.Prompt}
 			if st.State == *until || (*until == "changed" && !sameState(e, now)) {
-				print(e)
+				report(e)
 				return exitOK
 			}
 			if st.State == "exited" {
 				fmt.Fprintf(stderr, "agentd wait: %s exited before it was %s\n", s.SessionID, *until)
-				return exitEndedYet
+				return exitEndedFirst
 			}
 			last = e
 		}

@@ -10,9 +10,11 @@ import (
 	"log"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
@@ -50,6 +52,15 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer d.stop()
+	// Ctrl-C ends the demo's daemon and agent too, rather than leave them.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sigs
+		d.stop()
+		os.RemoveAll(run)
+		os.Exit(130)
+	}()
 	if err := d.run(exe, *answer); err != nil {
 		fmt.Fprintln(stderr, "agentd demo:", err)
 		return 1

@@ -21,10 +21,11 @@ import (
 
 // The forwarder is `agentd --stdio` without --private: the editor's
 // sidecar, a thin pipe to the per-user daemon. It says hello (its version,
-// folder and environment, which the sessions it spawns run in), then only
-// moves bytes both ways. When stdin closes it exits and the sessions live
-// on; when the daemon goes away it exits with an error, and the editor,
-// which knows which sessions it saw, says which ended.
+// folder and environment, which the sessions it spawns run in), then moves
+// bytes both ways unchanged, reading the editor's frame headers only to
+// notice its exit. When stdin closes it exits and the sessions live on;
+// when the daemon goes away it exits with an error, and the editor, which
+// knows which sessions it saw, says which ended.
 
 type forwardOptions struct {
 	socket  string
@@ -73,7 +74,7 @@ func forward(o forwardOptions, stdin io.Reader, stdout, stderr io.Writer) int {
 		log.Warn("forwarder: " + w)
 	}
 	log.Info("forwarding", "pid", os.Getpid(), "daemon", hello.Pid, "socket", path)
-	return pump(stdin, stdout, nc, fromDaemon, log, hello.Pid)
+	return pump(stdin, stdout, stderr, nc, fromDaemon, log, hello.Pid)
 }
 
 // sayHello sends the hello and reads up to its answer; anything the daemon
@@ -124,7 +125,7 @@ func sayHello(nc net.Conn, r *bufio.Reader, stdout io.Writer, cooldown time.Dura
 // half-closes the socket: the daemon sends what it still has and closes.
 // After the editor's exit notification the daemon closes the connection
 // too; either way that end is the editor's doing and exits 0.
-func pump(stdin io.Reader, stdout io.Writer, nc *net.UnixConn, fromDaemon io.Reader, log *slog.Logger, daemonPid int) int {
+func pump(stdin io.Reader, stdout, stderr io.Writer, nc *net.UnixConn, fromDaemon io.Reader, log *slog.Logger, daemonPid int) int {
 	var editorDone, exitSent atomic.Bool
 	go func() {
 		if err := copyEditor(nc, stdin, &exitSent); err == nil {
@@ -138,7 +139,7 @@ func pump(stdin io.Reader, stdout io.Writer, nc *net.UnixConn, fromDaemon io.Rea
 		return 0
 	}
 	log.Error("forwarder: the daemon closed the connection", "daemon", daemonPid, "err", err)
-	fmt.Fprintf(os.Stderr, "agentd: the daemon (pid %d) closed the connection\n", daemonPid)
+	fmt.Fprintf(stderr, "agentd: the daemon (pid %d) closed the connection\n", daemonPid)
 	return 1
 }
 

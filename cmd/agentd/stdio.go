@@ -44,6 +44,14 @@ func (f *serverFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.detectPoll, "detect-poll", 0, "benchmarks only: classify every session on this ticker instead of on change")
 }
 
+// defaultServerFlags are the flags' defaults: what a daemon the CLI starts
+// (agentd run) runs with.
+func defaultServerFlags() *serverFlags {
+	var f serverFlags
+	f.register(flag.NewFlagSet("defaults", flag.ContinueOnError))
+	return &f
+}
+
 // daemonArgs are the flags a forwarder passes to the daemon it starts.
 func (f *serverFlags) daemonArgs() []string {
 	args := []string{"--cooldown", f.cooldown.String(), "--permission-timeout", f.permTimeout.String(), "--keep-exited", f.keepExited.String()}
