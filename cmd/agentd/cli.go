@@ -26,9 +26,9 @@ import (
 
 // Exit codes of the CLI.
 const (
-	exitOK       = 0
-	exitFailed   = 1 // the thing asked could not be done: refused, stale, timed out
-	exitUsage    = 2 // bad arguments, no daemon, a broken connection
+	exitOK         = 0
+	exitFailed     = 1 // the thing asked could not be done: refused, stale, timed out
+	exitUsage      = 2 // bad arguments, no daemon, a broken connection
 	exitEndedFirst = 3 // wait: the session ended before reaching the state
 )
 
