@@ -132,3 +132,45 @@ func sizeOf(t *testing.T, c *client, id string) string {
 	}
 	return "none"
 }
+
+// agentd run in a real terminal: the program starts in the daemon, in the
+// caller's folder and environment, attached; the detach key leaves it
+// running; agentd attach takes it up again.
+func TestRunInTmux(t *testing.T) {
+	x := newTmux(t)
+	d := newDaemonEnv(t)
+	work := t.TempDir()
+	script := filepath.Join(t.TempDir(), "run.sh")
+	var exports strings.Builder
+	for _, kv := range d.env {
+		k, v, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "AGENTD_") || strings.HasPrefix(k, "XDG_") || k == "PATH" || k == "HOME" {
+			fmt.Fprintf(&exports, "export %s=%q\n", k, v)
+		}
+	}
+	// After run detaches, the script waits for an Enter before it attaches
+	// again, so the pane can be read in between.
+	body := exports.String() + fmt.Sprintf("cd %q\nexport RUN_MARK=from-the-caller\n%q run --name shell -- bash --norc\necho \"run exited $?\"\nread -r _\n%q attach shell\necho \"attach exited $?\"\nexec sleep 600\n", work, agentdBinary(t), agentdBinary(t))
+	must(t, os.WriteFile(script, []byte(body), 0o755))
+	x.run("new-session", "-d", "-s", "t", "-x", "100", "-y", "30", "bash "+script)
+	x.waitFor("bash-", 20*time.Second) // bash --norc's prompt
+	x.run("send-keys", "-t", "t", "-l", `echo "mark=$RUN_MARK pwd=$PWD"`)
+	x.run("send-keys", "-t", "t", "Enter")
+	x.waitFor("mark=from-the-caller pwd="+work, 10*time.Second)
+	x.run("send-keys", "-t", "t", `C-\`)
+	x.waitFor("run exited 0", 10*time.Second)
+	out, _, code := d.cli("ls")
+	if code != 0 || !strings.Contains(out, "shell") || strings.Contains(out, "exited") {
+		t.Fatalf("after detaching, agentd ls (exit %d):\n%s", code, out)
+	}
+	// attach takes it up again, on its current screen.
+	x.run("send-keys", "-t", "t", "Enter")
+	screen := x.waitFor("mark=from-the-caller", 10*time.Second)
+	x.run("send-keys", "-t", "t", "-l", "exit")
+	x.run("send-keys", "-t", "t", "Enter")
+	after := x.waitFor("attach exited 0", 10*time.Second)
+	if !strings.Contains(after, "[agentd: s1 (shell) ended: exit code 0]") {
+		t.Errorf("the pane after the session ended:\n%s", after)
+	}
+	t.Logf("attached again:\n%s", screen)
+}
