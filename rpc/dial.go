@@ -58,7 +58,7 @@ func NewClient(ctx context.Context, nc net.Conn, hello HelloParams, onNote func(
 	if err := c.Call(ctx, MethodHello, hello, &c.Hello); err != nil {
 		c.Close()
 		if e, ok := err.(*jsonrpc2.Error); ok && e.Code == CodeMethodNotFound {
-			return nil, &jsonrpc2.Error{Code: CodeIncompatible, Message: fmt.Sprintf("the agentd daemon at %s is older than this agentd (%s): it does not know %s; run `agentd stop` (or `agentd stop --force` to end its sessions too), then start again", path, hello.Version, MethodHello)}
+			return nil, OlderDaemonError(path, hello.Version)
 		}
 		return nil, fmt.Errorf("agentd daemon at %s: hello: %w", path, err)
 	}
@@ -75,6 +75,14 @@ func IncompatibleError(d Daemon, mine string) error {
 	return &jsonrpc2.Error{Code: CodeIncompatible, Message: fmt.Sprintf(
 		"the running agentd daemon (pid %d, version %s) speaks protocol %d and this agentd (%s) speaks %d: "+
 			"run `agentd stop` (or `agentd stop --force` to end its sessions too), then start again", d.Pid, d.Version, d.ProtocolVersion, mine, ProtocolVersion)}
+}
+
+// OlderDaemonError says that the daemon at path does not know agentd/hello:
+// it is older than this agentd, and how to replace it.
+func OlderDaemonError(path, mine string) error {
+	return &jsonrpc2.Error{Code: CodeIncompatible, Message: fmt.Sprintf(
+		"the agentd daemon at %s is older than this agentd (%s): it does not know %s; "+
+			"run `agentd stop` (or `agentd stop --force` to end its sessions too), then start again", path, mine, MethodHello)}
 }
 
 // Call sends a request and waits for its result.

@@ -69,14 +69,7 @@ func TestAttachInTmux(t *testing.T) {
 	c.waitState(s.SessionID, "idle", &from, 20*time.Second)
 
 	script := filepath.Join(t.TempDir(), "attach.sh")
-	var exports strings.Builder
-	for _, kv := range d.env {
-		k, v, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "AGENTD_") || strings.HasPrefix(k, "XDG_") || k == "PATH" || k == "HOME" {
-			fmt.Fprintf(&exports, "export %s=%q\n", k, v)
-		}
-	}
-	body := exports.String() + fmt.Sprintf("%q attach demo\necho \"attach exited $?\"\nexec sleep 600\n", agentdBinary(t))
+	body := d.exports() + fmt.Sprintf("%q attach demo\necho \"attach exited $?\"\nexec sleep 600\n", agentdBinary(t))
 	must(t, os.WriteFile(script, []byte(body), 0o755))
 	x.run("new-session", "-d", "-s", "t", "-x", "100", "-y", "30", "bash "+script)
 
@@ -115,6 +108,19 @@ func TestAttachInTmux(t *testing.T) {
 	}
 }
 
+// exports are the shell lines that give a tmux pane this daemon's
+// environment (tmux starts panes with its own).
+func (d *daemonEnv) exports() string {
+	var b strings.Builder
+	for _, kv := range d.env {
+		k, v, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "AGENTD_") || strings.HasPrefix(k, "XDG_") || k == "PATH" || k == "HOME" {
+			fmt.Fprintf(&b, "export %s=%q\n", k, v)
+		}
+	}
+	return b.String()
+}
+
 // sizeOf is a session's size as session/list tells it, "COLSxROWS".
 func sizeOf(t *testing.T, c *client, id string) string {
 	t.Helper()
@@ -141,16 +147,9 @@ func TestRunInTmux(t *testing.T) {
 	d := newDaemonEnv(t)
 	work := t.TempDir()
 	script := filepath.Join(t.TempDir(), "run.sh")
-	var exports strings.Builder
-	for _, kv := range d.env {
-		k, v, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "AGENTD_") || strings.HasPrefix(k, "XDG_") || k == "PATH" || k == "HOME" {
-			fmt.Fprintf(&exports, "export %s=%q\n", k, v)
-		}
-	}
 	// After run detaches, the script waits for an Enter before it attaches
 	// again, so the pane can be read in between.
-	body := exports.String() + fmt.Sprintf("cd %q\nexport RUN_MARK=from-the-caller\n%q run --name shell -- bash --norc\necho \"run exited $?\"\nread -r _\n%q attach shell\necho \"attach exited $?\"\nexec sleep 600\n", work, agentdBinary(t), agentdBinary(t))
+	body := d.exports() + fmt.Sprintf("cd %q\nexport RUN_MARK=from-the-caller\n%q run --name shell -- bash --norc\necho \"run exited $?\"\nread -r _\n%q attach shell\necho \"attach exited $?\"\nexec sleep 600\n", work, agentdBinary(t), agentdBinary(t))
 	must(t, os.WriteFile(script, []byte(body), 0o755))
 	x.run("new-session", "-d", "-s", "t", "-x", "100", "-y", "30", "bash "+script)
 	x.waitFor("bash-", 20*time.Second) // bash --norc's prompt

@@ -109,7 +109,7 @@ func sayHello(nc net.Conn, r *bufio.Reader, stdout io.Writer, cooldown time.Dura
 		}
 		if msg.Error != nil {
 			if msg.Error.Code == rpc.CodeMethodNotFound {
-				return rpc.HelloResult{}, &jsonrpc2.Error{Code: rpc.CodeIncompatible, Message: fmt.Sprintf("the agentd daemon is older than this agentd (%s): it does not know %s; run `agentd stop` (or `agentd stop --force` to end its sessions too), then start again", version, rpc.MethodHello)}
+				return rpc.HelloResult{}, rpc.OlderDaemonError(nc.RemoteAddr().String(), version)
 			}
 			return rpc.HelloResult{}, fmt.Errorf("the daemon refused hello: %s", msg.Error.Message)
 		}
