@@ -2,7 +2,7 @@
 GO ?= go
 AGENTS_CACHE ?= $(HOME)/.cache/agentd-agents
 
-.PHONY: all build demo test unit agents conformance record bench bench-report fuzz nvim vscode deps clean
+.PHONY: all build demo test test-under-load unit agents conformance record bench bench-report fuzz nvim vscode deps clean
 FUZZTIME ?= 15s
 
 all: build
@@ -17,6 +17,16 @@ demo:
 # Everything CI runs. Installs what it needs (Go modules, the pinned agent
 # CLIs from npm) on first use.
 test: deps agents unit fuzz nvim vscode conformance
+
+# The whole suite with a CPU and I/O hog beside it (stress-ng --cpu 2
+# --io 1), as on a busy 2-core machine: for whoever changes timing-sensitive
+# code. Not part of .ci/run. Installs stress-ng (Debian) when missing.
+test-under-load:
+	@command -v stress-ng >/dev/null || { apt-get update -qq && apt-get install -y -qq stress-ng; }
+	@stress-ng --cpu 2 --io 1 --quiet & hog=$$!; \
+	trap 'kill $$hog 2>/dev/null' EXIT INT TERM; \
+	start=$$(date +%s); $(MAKE) test; status=$$?; \
+	echo "test-under-load: exit $$status after $$(( $$(date +%s) - start )) s"; exit $$status
 
 deps:
 	$(GO) mod download

@@ -33,7 +33,11 @@ func agentdBinary(t testing.TB) string {
 			return
 		}
 		binPath = filepath.Join(dir, "agentd")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		args := []string{"build", "-o", binPath}
+		if raceBuild {
+			args = append(args, "-race") // go test -race checks the real binary too
+		}
+		out, err := exec.Command("go", append(args, ".")...).CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}

@@ -14,7 +14,7 @@ func FuzzFeed(f *testing.F) {
 	files, _ := filepath.Glob("../../fixtures/*/*/blocked/*.raw")
 	for _, p := range files[:min(len(files), 8)] {
 		if raw, err := os.ReadFile(p); err == nil {
-			f.Add(raw[max(0, len(raw)-4096):], uint16(7))
+			f.Add(raw[max(0, len(raw)-512):], uint16(7))
 		}
 	}
 	f.Add([]byte("a❯b\x1b]0;title\a\x1b[?2026h\x1b]7501;state=blocked:app=x\x1b\\你好\x1b[6n"), uint16(1))
