@@ -45,7 +45,7 @@ end
 
 ---Ends the specs' daemon and every session in it (agentd stop --force).
 function H.stop_daemon()
-  local res = vim.system({ H.bin(), "stop", "--force" }, { text = true }):wait(15000)
+  local res = vim.system({ H.bin(), "stop", "--force" }, { text = true }):wait(60000)
   assert(res.code == 0, "agentd stop --force: " .. (res.stderr or "") .. (res.stdout or ""))
 end
 
@@ -122,8 +122,15 @@ function H.stub_select(choose)
   return calls
 end
 
----Waits for cond (a function); on timeout fails with what describe() says.
+-- Every wait is for an event; its time is only a guard against a hang. On
+-- a busy machine (make test-under-load) starting agentd and an agent can
+-- take seconds, so no guard is shorter than this, whatever a spec says.
+H.GUARD_MS = 30000
+
+---Waits for cond (a function); on timeout (at least H.GUARD_MS) fails with
+---what describe() says.
 function H.wait(ms, cond, describe)
+  ms = math.max(ms or 0, H.GUARD_MS)
   if vim.wait(ms, cond, 20) then
     return
   end
@@ -136,7 +143,7 @@ end
 
 ---The session's screen, as agentd sees it (session/read).
 function H.screen(id)
-  local err, res = require("agentd.rpc").request_sync("session/read", { sessionId = id }, 3000)
+  local err, res = require("agentd.rpc").request_sync("session/read", { sessionId = id }, 30000)
   if err then
     return "(session/read: " .. (err.message or "?") .. ")"
   end

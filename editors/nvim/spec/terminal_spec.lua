@@ -20,7 +20,7 @@ local function wait_text(buf, pattern, ms)
 end
 
 local function session_size(id)
-  local err, res = require("agentd.rpc").request_sync("session/list", nil, 3000)
+  local err, res = require("agentd.rpc").request_sync("session/list", nil, 30000)
   assert(not err, vim.inspect(err))
   for _, s in ipairs(res.sessions) do
     if s.sessionId == id then
@@ -163,7 +163,7 @@ describe(":Agentd open", function()
     lua([[vim.cmd("vsplit | vertical resize 33")]])
     local function cols()
       return lua([[
-        local err, res = require("agentd.rpc").request_sync("session/list", nil, 3000)
+        local err, res = require("agentd.rpc").request_sync("session/list", nil, 30000)
         return res and res.sessions[1].cols or -1
       ]])
     end

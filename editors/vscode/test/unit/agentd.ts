@@ -87,7 +87,10 @@ export class StateLog {
       const n = this.seen.find((x) => x.sessionId === sessionId && x.state === state);
       if (n) return n;
       const left = end - Date.now();
-      if (left <= 0) throw new Error(`${sessionId} never turned ${state}; saw ${this.seen.map((x) => x.state).join(' → ')}`);
+      if (left <= 0) {
+        const mine = this.seen.filter((x) => x.sessionId === sessionId).map((x) => `${x.state}(${x.reason})`);
+        throw new Error(`${sessionId} never turned ${state} within ${timeoutMs} ms; it was told ${mine.join(' → ') || 'nothing'}`);
+      }
       await new Promise<void>((r) => {
         const t = setTimeout(r, left);
         this.waiters.push(() => {
