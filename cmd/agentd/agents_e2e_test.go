@@ -104,7 +104,6 @@ func TestCodexEndToEnd(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(d.Work, "notes.txt")); err == nil {
 		t.Fatal("notes.txt exists before the answer")
 	}
-	time.Sleep(150 * time.Millisecond) // EXPERIMENT
 	var res struct{ State string }
 	c.mustCall("runtime_answer", map[string]any{"sessionId": s.SessionID, "promptId": b.Prompt.PromptID, "optionId": "1"}, &res)
 	if res.State == "blocked" {
