@@ -230,11 +230,7 @@ func TestDaemonKilledEndsItsAgents(t *testing.T) {
 		a.mustCall("session/spawn", map[string]any{"argv": argv, "cwd": t.TempDir()}, &s)
 		pids = append(pids, s.Pid)
 	}
-	time.Sleep(300 * time.Millisecond) // let the shell start its children
-	all := append([]int(nil), pids...)
-	for _, p := range pids {
-		all = append(all, childrenOf(p)...)
-	}
+	all := withChildren(t, pids, 4)
 	daemon := a.init.Daemon.Pid
 	if err := syscall.Kill(daemon, syscall.SIGKILL); err != nil {
 		t.Fatal(err)

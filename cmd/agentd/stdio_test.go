@@ -126,20 +126,32 @@ func TestStdioEOFEndsEverySession(t *testing.T) {
 		c.mustCall("session/spawn", map[string]any{"argv": argv, "cwd": t.TempDir()}, &s)
 		pids = append(pids, s.Pid)
 	}
-	time.Sleep(300 * time.Millisecond) // let the shells start their children
-	var all []int
-	for _, p := range pids {
-		all = append(all, p)
-		all = append(all, childrenOf(p)...)
-	}
-	if len(all) < 5 {
-		t.Fatalf("expected the sessions' children to be running, found pids %v", all)
-	}
+	all := withChildren(t, pids, 5)
 	c.close()
 	for _, p := range all {
 		if alive(p) {
 			t.Errorf("pid %d still alive after agentd exited", p)
 		}
+	}
+}
+
+// withChildren is pids and their children, once at least want processes in
+// all run: a shell starts its children a moment after it starts.
+func withChildren(t *testing.T, pids []int, want int) []int {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		all := append([]int(nil), pids...)
+		for _, p := range pids {
+			all = append(all, childrenOf(p)...)
+		}
+		if len(all) >= want {
+			return all
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("want %d processes of the sessions running, found %v after 20 s", want, all)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -242,14 +254,7 @@ func TestKilledAgentdLeavesNoAgents(t *testing.T) {
 		c.mustCall("session/spawn", map[string]any{"argv": argv, "cwd": t.TempDir()}, &s)
 		pids = append(pids, s.Pid)
 	}
-	time.Sleep(300 * time.Millisecond)
-	all := append([]int(nil), pids...)
-	for _, p := range pids {
-		all = append(all, childrenOf(p)...)
-	}
-	if len(all) < 4 {
-		t.Fatalf("expected the sessions' processes to be running, found %v", all)
-	}
+	all := withChildren(t, pids, 4)
 	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -317,8 +322,13 @@ keys = "<right*{i}><enter>"
 	// The next prompt is untouched: answering it works.
 	b2 := c.waitPrompt(s.SessionID, &from, 10*time.Second)
 	c.mustCall("runtime_answer", map[string]any{"sessionId": s.SessionID, "promptId": b2.Prompt.PromptID, "optionId": "2"}, nil)
-	time.Sleep(300 * time.Millisecond)
-	if screen := c.screen(s.SessionID); strings.Count(screen, `got:$'\E[C'`) != 2 {
+	deadline := time.Now().Add(20 * time.Second)
+	screen := c.screen(s.SessionID)
+	for strings.Count(screen, `got:$'\E[C'`) < 2 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		screen = c.screen(s.SessionID)
+	}
+	if strings.Count(screen, `got:$'\E[C'`) != 2 {
 		t.Fatalf("want the person's arrow, then the answer's, on screen:\n%s", screen)
 	}
 }
