@@ -114,7 +114,7 @@ export async function eventually<T>(what: string, fn: () => T | undefined | fals
   for (;;) {
     const v = await fn();
     if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last seen: ${JSON.stringify(v)})`);
     await sleep(20);
   }
 }

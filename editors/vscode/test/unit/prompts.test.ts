@@ -49,9 +49,9 @@ beforeEach(() => {
 async function blockedDemo(wait: () => unknown = () => store.blocked().length > 0): Promise<Session> {
   const s = await sup.spawn({ argv: demoArgv(), cwd: os.tmpdir(), name: 'Demo' });
   store.upsert(s);
-  await eventually('idle', () => store.get(s.sessionId)?.state === 'idle', 5000);
+  await eventually('idle', () => store.get(s.sessionId)?.state === 'idle', 30_000);
   await sup.send({ sessionId: s.sessionId, text: 'Add a NOTES.md file', submit: true });
-  await eventually('the blocked prompt', wait, 10_000);
+  await eventually('the blocked prompt', wait, 30_000);
   return store.get(s.sessionId)!;
 }
 
@@ -65,7 +65,7 @@ test('blocked with attention: a warning with the question and the three option b
     notice.items.map((i) => (typeof i === 'string' ? i : i.title)),
     ['Yes', "Yes, and don't ask ag…", 'No, and tell the agen…'],
   );
-  await eventually('done', () => store.get(s.sessionId)?.state === 'done', 10_000);
+  await eventually('done', () => store.get(s.sessionId)?.state === 'done', 30_000);
   assert.ok(fake.statusMessages.some((m) => m.includes('answered "Yes"')), fake.statusMessages.join(' | '));
   // The turn's end carries attention too: a notice with Open Terminal.
   await eventually('the done notice', () => fake.shown.find((m) => m.message === 'Demo finished its turn.'));
