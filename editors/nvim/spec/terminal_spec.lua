@@ -92,12 +92,18 @@ describe(":Agentd open", function()
     vim.cmd("Agentd open " .. s.id)
     local buf = vim.api.nvim_get_current_buf()
     wait_text(buf, "Welcome")
+    local pid = H.session(s.id).pid
     agentd.kill(s.id)
     H.wait(5000, function()
-      return unwrapped(buf):find("[agentd: " .. s.id .. " exited, SIGHUP]", 1, true) ~= nil
+      return unwrapped(buf):find("[agentd: " .. s.id .. " exited, SIG", 1, true) ~= nil
     end, function()
-      return "no closing line in:\n" .. buffer_text(buf)
+      local now = H.session(s.id) or {}
+      return ("no closing line (the session is %s, exit %s; its pid %d alive: %s) in:\n%s"):format(
+        tostring(now.state), vim.inspect(now.exit), pid, tostring(H.alive(pid)), buffer_text(buf))
     end)
+    -- SIGHUP ends it; on a loaded machine the 2 s grace may pass first and
+    -- SIGKILL end it.
+    assert.matches("exited, SIG[HK][UI][PL]L?%]", unwrapped(buf))
   end)
 
   it("takes a person's keystrokes in terminal mode", function()
