@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
+	"golang.org/x/sys/unix"
 
 	"github.com/agentd/agentd/detect"
 	"github.com/agentd/agentd/rpc"
@@ -555,13 +556,35 @@ func cmdStop(args []string, stdout, stderr io.Writer) int {
 	if err := k.call(rpc.MethodStop, rpc.StopParams{Force: *force}, nil); err != nil {
 		return fail(stderr, "stop", err)
 	}
-	// The daemon closes every connection once its sessions have ended.
-	select {
-	case <-k.c.Done():
-	case <-time.After(30 * time.Second):
+	// The daemon closes every connection once its sessions have ended, then
+	// leaves, letting go of its socket and lock: once it is gone a new one
+	// can start at once.
+	if !processGone(pid, 30*time.Second) {
 		fmt.Fprintf(stderr, "agentd stop: the daemon (pid %d) is still ending after 30 s\n", pid)
 		return exitFailed
 	}
 	fmt.Fprintf(stdout, "agentd daemon (pid %d) stopped\n", pid)
 	return exitOK
+}
+
+// processGone waits, at most d, for process pid to end, woken by its pidfd
+// (Linux 5.3+); it reports whether it ended.
+func processGone(pid int, d time.Duration) bool {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return errors.Is(err, unix.ESRCH) // already gone
+	}
+	defer unix.Close(fd)
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for deadline := time.Now().Add(d); ; {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return false
+		}
+		n, err := unix.Poll(fds, int(left.Milliseconds())+1)
+		if err == unix.EINTR {
+			continue
+		}
+		return err == nil && n > 0
+	}
 }

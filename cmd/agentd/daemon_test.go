@@ -436,3 +436,26 @@ func TestDaemonKeepsExitedSessionsAWhile(t *testing.T) {
 		t.Errorf("session/read of a forgotten session: %v, want -32010", err)
 	}
 }
+
+// agentd stop returns once the daemon is gone, so a client started right
+// after it gets a new daemon, never a refusal from the old one's lock.
+func TestStopThenStartAtOnce(t *testing.T) {
+	d := newDaemonEnv(t)
+	prev := 0
+	for i := range 5 {
+		c := d.forwarder()
+		if c.init.Daemon.Pid == 0 || c.init.Daemon.Pid == prev {
+			t.Fatalf("round %d: initialize's daemon %+v, the previous one was %d", i, c.init.Daemon, prev)
+		}
+		prev = c.init.Daemon.Pid
+		var s spawned
+		c.mustCall("session/spawn", map[string]any{"argv": []string{"bash", "--norc", "-c", "trap '' HUP; sleep 300"}, "cwd": t.TempDir()}, &s)
+		c.close()
+		if out, errOut, code := d.cli("stop", "--force"); code != 0 {
+			t.Fatalf("round %d: agentd stop --force: exit %d: %s%s", i, code, out, errOut)
+		}
+		if alive(prev) {
+			t.Fatalf("round %d: agentd stop returned while the daemon (pid %d) runs", i, prev)
+		}
+	}
+}

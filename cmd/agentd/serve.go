@@ -118,14 +118,24 @@ func socketPath(flagValue string) (string, error) {
 	return abs, nil
 }
 
-// lockDaemon takes the daemon's lock for socket, or says who holds it.
+// lockDaemon takes the daemon's lock for socket, or says who holds it. A
+// holder whose socket no longer answers is a daemon on its way out (agentd
+// stop): its lock is waited for, a while, rather than refused.
 func lockDaemon(socket string) (func(), error) {
 	path := socket + ".lock"
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		if nc, derr := dialDaemon(socket); derr == nil {
+			nc.Close()
+		} else {
+			err = flockWithin(f, 20*time.Second)
+		}
+	}
+	if err != nil {
 		holder, _ := io.ReadAll(io.LimitReader(f, 32))
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
@@ -136,6 +146,18 @@ func lockDaemon(socket string) (func(), error) {
 	_ = f.Truncate(0)
 	_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	return func() { _ = f.Close() }, nil
+}
+
+// flockWithin takes f's exclusive lock, waiting at most d (EWOULDBLOCK then).
+func flockWithin(f *os.File, d time.Duration) error {
+	got := make(chan error, 1)
+	go func() { got <- syscall.Flock(int(f.Fd()), syscall.LOCK_EX) }()
+	select {
+	case err := <-got:
+		return err
+	case <-time.After(d):
+		return syscall.EWOULDBLOCK // the blocked flock ends with the process
+	}
 }
 
 // connectDaemon connects to the daemon at socket, starting one first when
