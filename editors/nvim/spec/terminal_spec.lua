@@ -98,8 +98,10 @@ describe(":Agentd open", function()
       return unwrapped(buf):find("[agentd: " .. s.id .. " exited, SIG", 1, true) ~= nil
     end, function()
       local now = H.session(s.id) or {}
-      return ("no closing line (the session is %s, exit %s; its pid %d alive: %s) in:\n%s"):format(
-        tostring(now.state), vim.inspect(now.exit), pid, tostring(H.alive(pid)), buffer_text(buf))
+      local t = require("agentd.terminal")._term(s.id)
+      return ("no closing line (the session is %s, exit %s; its pid %d alive: %s; its terminal %s, this buffer %d) in:\n%s"):format(
+        tostring(now.state), vim.inspect(now.exit), pid, tostring(H.alive(pid)),
+        t and ("buf %d chan %d closed %s"):format(t.buf, t.chan, tostring(t.closed)) or "forgotten", buf, buffer_text(buf))
     end)
     -- SIGHUP ends it; on a loaded machine the 2 s grace may pass first and
     -- SIGKILL end it.

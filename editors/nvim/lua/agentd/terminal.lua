@@ -108,6 +108,12 @@ local function show(buf)
   set_window_options(vim.api.nvim_get_current_win())
 end
 
+---What the module holds for a session's terminal (for the specs'
+---diagnostics): {buf, chan, closed, size} or nil.
+function M._term(id)
+  return terms[id]
+end
+
 ---The terminal buffer of a session, or nil.
 function M.buffer(id)
   local t = terms[id]
