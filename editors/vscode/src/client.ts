@@ -145,7 +145,10 @@ export class AgentdClient implements Agentd {
     private readonly log: (line: string) => void,
   ) {
     this.exitPromise = new Promise((resolve) => {
-      child.once('exit', (code, signal) => {
+      // 'close', not 'exit': 'exit' can come before the last of stdout is
+      // read, and a reply sent just before agentd left (agentd/stop's) would
+      // be dropped with the connection.
+      child.once('close', (code, signal) => {
         this.exitInfo = { code, signal, expected: this.stopping };
         this.conn.dispose();
         this.closeEmitter.fire(this.exitInfo);
