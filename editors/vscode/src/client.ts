@@ -7,6 +7,7 @@ import * as readline from 'readline';
 import {
   createMessageConnection,
   Emitter,
+  ErrorCodes as RpcErrorCodes,
   Event,
   MessageConnection,
   ResponseError,
@@ -339,8 +340,14 @@ export class AgentdClient implements Agentd {
     try {
       await this.request(Methods.stopDaemon, { force });
     } catch (e) {
-      this.stopping = false;
-      throw e;
+      // The daemon answers, then closes every connection; vscode-jsonrpc
+      // may drop that answer with the connection (it handles messages a
+      // tick later). A connection that ended after the ask is the answer.
+      const dropped = e instanceof AgentdError && e.code === RpcErrorCodes.PendingResponseRejected && !this.running;
+      if (!dropped) {
+        this.stopping = false;
+        throw e;
+      }
     }
   }
 
