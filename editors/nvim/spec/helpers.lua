@@ -50,10 +50,17 @@ function H.stop_daemon()
 end
 
 ---This Neovim's connection closed and the daemon stopped, agents and all.
+---The plugin's modules are about to be loaded afresh: the old ones' late
+---callbacks (an exit, a reconnect) are silenced first, or they would act
+---on the new modules' state.
 function H.stop_all()
   local rpc = package.loaded["agentd.rpc"]
-  if rpc and rpc.running() then
-    rpc.stop(3000)
+  if rpc then
+    local nop = function() end
+    rpc.set_handlers({ notification = nop, starting = nop, started = nop, exited = nop })
+    if rpc.running() then
+      rpc.stop(3000)
+    end
   end
   H.stop_daemon()
 end

@@ -67,7 +67,9 @@ local function on_exit(code, signal, expected)
   local private = config.get().private
   if not expected and not private and not reconnecting then
     -- The forwarder ended: maybe alone (the daemon and its agents run on),
-    -- maybe with the daemon. Connect again and see which sessions are left.
+    -- maybe with the daemon. Connect again, to a daemon that runs (this
+    -- Neovim does not start one a person may just have stopped), and see
+    -- which sessions are left.
     reconnecting = {
       live = vim.deepcopy(sessions.list(sessions.live)),
       instance = daemon_instance,
@@ -77,7 +79,7 @@ local function on_exit(code, signal, expected)
       ui().close_notice(s.id)
     end
     vim.schedule(function()
-      local ok, err = rpc.ensure()
+      local ok, err = rpc.ensure({ no_start = true })
       if not ok then
         local pending = reconnecting
         reconnecting = nil
@@ -181,7 +183,11 @@ local function on_started(info, err)
   reconnecting = nil
   daemon_instance = info and info.daemon and info.daemon.instance
   if err and err.code == rpc.codes.no_daemon then
-    -- Connected only if one ran (autoconnect, :Agentd list): none does.
+    -- Connected only if one ran (autoconnect, :Agentd list, a reconnect):
+    -- none does. After a lost connection that means the daemon is gone.
+    if lost then
+      report_reconnect(lost, nil)
+    end
     if list_waiting then
       list_waiting = false
       ui().list()

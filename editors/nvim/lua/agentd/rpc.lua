@@ -24,6 +24,7 @@ local client = nil ---@type vim.lsp.rpc.PublicClient|nil
 local generation = 0 -- bumped on every start, so a late exit of an old process is ignored
 local stopping = false
 local server = nil -- initialize result
+local probing = false -- the client was started with no_start and has not initialized yet
 
 M.PROTOCOL_VERSION = 1
 
@@ -101,6 +102,13 @@ end
 ---@param opts {no_start: boolean}|nil
 ---@return boolean ok, string|nil err
 function M.ensure(opts)
+  if M.running() and probing and not (opts and opts.no_start) then
+    -- A connection that may only find no daemon is still out (autoconnect):
+    -- let it find the daemon or not before this needs one.
+    vim.wait(30000, function()
+      return not probing
+    end, 10)
+  end
   if M.running() then
     return true
   end
@@ -120,6 +128,7 @@ function M.ensure(opts)
   -- A connection that may only find no daemon ends without it being news.
   local only_if_running = opts and opts.no_start and not c.private
   local initialized = false
+  probing = only_if_running and true or false
   handlers.starting()
   stopping = false
   server = nil
@@ -139,6 +148,7 @@ function M.ensure(opts)
         end
         local expected = stopping or (only_if_running and not initialized)
         client, server = nil, nil
+        probing = false
         handlers.exited(code, signal, expected)
       end)
     end,
@@ -160,6 +170,7 @@ function M.ensure(opts)
     if not ierr then
       server = result
       initialized = true
+      probing = false
     end
     handlers.started(result, ierr)
   end)
