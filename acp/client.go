@@ -70,9 +70,13 @@ type Options struct {
 	Terminals TerminalHost
 	// AuthMethod is the authenticate method to use if session/new answers
 	// auth_required. Empty: an "env_var" method whose variables are all in
-	// Env, if the agent offers one; otherwise Start fails naming the
-	// methods offered.
+	// Env, if the agent offers one; otherwise Start fails with an
+	// AuthRequiredError naming the methods offered. A "terminal" method
+	// fails with a LoginNeededError unless LoggedIn says its login ran.
 	AuthMethod string
+	// LoggedIn says the terminal login of AuthMethod has run and ended
+	// well: Start authenticates with it and opens the session.
+	LoggedIn bool
 	// ClientVersion is sent in clientInfo (name "agentd").
 	ClientVersion string
 	// MaxLine bounds one message from the agent (default DefaultMaxLine);
@@ -215,6 +219,14 @@ func (c *Client) start(ctx context.Context) (*Client, error) {
 		case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
 			return nil, fmt.Errorf("acp: %s did not answer %s within the start timeout (%s)%s", c.argv0, step, o.StartTimeout, c.stderrNote())
 		}
+		var auth *AuthRequiredError
+		if errors.As(err, &auth) {
+			return nil, auth
+		}
+		var login *LoginNeededError
+		if errors.As(err, &login) {
+			return nil, login
+		}
 		return nil, fmt.Errorf("acp: %s: %s: %w%s", c.argv0, step, err, c.stderrNote())
 	}
 	return c, nil
@@ -334,7 +346,7 @@ func (c *Client) handshake(ctx context.Context) (string, error) {
 		Capabilities:    init.AgentCapabilities,
 	}
 	for _, m := range init.AuthMethods {
-		c.info.AuthMethods = append(c.info.AuthMethods, m.ID)
+		c.info.AuthMethods = append(c.info.AuthMethods, m.method(c.o.Argv[0]))
 	}
 	newSession := func() (string, error) {
 		var res struct {
@@ -349,15 +361,30 @@ func (c *Client) handshake(ctx context.Context) (string, error) {
 	sid, err := newSession()
 	var rpcErr *jsonrpc2.Error
 	if errors.As(err, &rpcErr) && rpcErr.Code == codeAuthRequired {
-		method, merr := c.chooseAuth(init.AuthMethods)
+		method, merr := c.chooseAuth(rpcErr.Message)
 		if merr != nil {
-			return "session/new", fmt.Errorf("the agent requires authentication (%s): %w", rpcErr.Message, merr)
+			return "session/new", merr
 		}
-		if err := c.call(ctx, sdk.AgentMethodAuthenticate, sdk.AuthenticateRequest{MethodId: method}, nil); err != nil {
+		terminal := false
+		for _, m := range c.info.AuthMethods {
+			if m.ID == method && m.Type == "terminal" {
+				if !c.o.LoggedIn {
+					return "session/new", &LoginNeededError{Agent: c.info, Method: m}
+				}
+				terminal = true
+			}
+		}
+		// After a terminal login some agents want authenticate and some
+		// (Copilot CLI) have no such method and just read the new login.
+		if err := c.call(ctx, sdk.AgentMethodAuthenticate, sdk.AuthenticateRequest{MethodId: method}, nil); err != nil && !terminal {
 			return "authenticate " + method, err
+		} else if err != nil {
+			c.log.Info("acp: authenticate after the terminal login failed; opening the session anyway", "method", method, "err", err)
 		}
 		c.info.AuthMethod = method
-		sid, err = newSession()
+		if sid, err = newSession(); errors.As(err, &rpcErr) && rpcErr.Code == codeAuthRequired {
+			return "session/new", &AuthRequiredError{Agent: c.info, Message: rpcErr.Message + " (after authenticate " + method + ")", Methods: c.info.AuthMethods, Step: "session/new"}
+		}
 	}
 	if err != nil {
 		return "session/new", err
@@ -374,33 +401,77 @@ type initializeResult struct {
 		Title   string `json:"title"`
 		Version string `json:"version"`
 	} `json:"agentInfo"`
-	AuthMethods []authMethod `json:"authMethods"`
+	AuthMethods []authMethodWire `json:"authMethods"`
 }
 
-type authMethod struct {
-	ID   string `json:"id"`
-	Name string `json:"name"`
-	Type string `json:"type"`
-	Vars []struct {
+// authMethodWire is an authMethods entry as agents send it.
+type authMethodWire struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Type        string `json:"type"`
+	Vars        []struct {
 		Name string `json:"name"`
 	} `json:"vars"`
+	Args []string       `json:"args"`
+	Env  map[string]any `json:"env"`
+	Meta struct {
+		TerminalAuth *struct {
+			Command string         `json:"command"`
+			Args    []string       `json:"args"`
+			Env     map[string]any `json:"env"`
+			Label   string         `json:"label"`
+		} `json:"terminal-auth"`
+	} `json:"_meta"`
+}
+
+// method reads one offered method; program is the agent's own, which ACP's
+// "terminal" type runs with its args.
+func (w authMethodWire) method(program string) AuthMethod {
+	m := AuthMethod{ID: w.ID, Name: w.Name, Description: w.Description, Type: w.Type}
+	if m.Type == "" {
+		m.Type = "agent"
+	}
+	for _, v := range w.Vars {
+		m.Vars = append(m.Vars, v.Name)
+	}
+	env := w.Env
+	switch ta := w.Meta.TerminalAuth; {
+	case m.Type == "terminal":
+		m.Command, m.Args = program, w.Args
+	case ta != nil && ta.Command != "":
+		m.Type, m.Command, m.Args, m.Label, env = "terminal", ta.Command, ta.Args, ta.Label, ta.Env
+	}
+	for k, v := range env {
+		if m.Env == nil {
+			m.Env = map[string]string{}
+		}
+		m.Env[k] = fmt.Sprint(v)
+	}
+	return m
 }
 
 // chooseAuth picks the authenticate method: the configured one, else an
-// env_var method whose variables are all set.
-func (c *Client) chooseAuth(methods []authMethod) (string, error) {
+// env_var method whose variables are all set. Without one, the error says
+// what the agent offers.
+func (c *Client) chooseAuth(message string) (string, error) {
+	refused := &AuthRequiredError{Agent: c.info, Message: message, Methods: c.info.AuthMethods, Step: "session/new"}
 	if c.o.AuthMethod != "" {
-		return c.o.AuthMethod, nil
+		for _, m := range c.info.AuthMethods {
+			if m.ID == c.o.AuthMethod {
+				return m.ID, nil
+			}
+		}
+		refused.Message += fmt.Sprintf("; it offers no method %q", c.o.AuthMethod)
+		return "", refused
 	}
-	var ids []string
-	for _, m := range methods {
-		ids = append(ids, m.ID)
+	for _, m := range c.info.AuthMethods {
 		if m.Type != "env_var" || len(m.Vars) == 0 {
 			continue
 		}
 		ok := true
 		for _, v := range m.Vars {
-			if envValue(c.o.Env, v.Name) == "" {
+			if envValue(c.o.Env, v) == "" {
 				ok = false
 			}
 		}
@@ -408,7 +479,7 @@ func (c *Client) chooseAuth(methods []authMethod) (string, error) {
 			return m.ID, nil
 		}
 	}
-	return "", fmt.Errorf("set Options.AuthMethod to one of %q", ids)
+	return "", refused
 }
 
 // call is a request to the agent that fails early when it is gone.
@@ -557,6 +628,23 @@ type wireUpdate struct {
 	Kind          *string         `json:"kind"`
 	Status        *string         `json:"status"`
 	Content       json.RawMessage `json:"content"`
+	RawInput      json.RawMessage `json:"rawInput"`
+	Locations     []location      `json:"locations"`
+}
+
+// location is one of a tool call's "locations": a file it touches.
+type location struct {
+	Path string `json:"path"`
+}
+
+func paths(ls []location) []string {
+	var out []string
+	for _, l := range ls {
+		if l.Path != "" {
+			out = append(out, l.Path)
+		}
+	}
+	return out
 }
 
 func (c *Client) onUpdate(params json.RawMessage) {
@@ -612,6 +700,12 @@ func (c *Client) mergeTool(w wireUpdate) (*ToolCall, bool) {
 	if w.Status != nil {
 		t.Status = *w.Status
 	}
+	if len(w.RawInput) > 0 && string(w.RawInput) != "null" {
+		t.RawInput = w.RawInput
+	}
+	if p := paths(w.Locations); len(p) > 0 {
+		t.Paths = p
+	}
 	cp := *t
 	return &cp, !ok
 }
@@ -621,9 +715,11 @@ func (c *Client) onPermission(id jsonrpc2.ID, params json.RawMessage) {
 		SessionID string   `json:"sessionId"`
 		Options   []Option `json:"options"`
 		ToolCall  struct {
-			ToolCallID string  `json:"toolCallId"`
-			Title      *string `json:"title"`
-			Kind       *string `json:"kind"`
+			ToolCallID string          `json:"toolCallId"`
+			Title      *string         `json:"title"`
+			Kind       *string         `json:"kind"`
+			RawInput   json.RawMessage `json:"rawInput"`
+			Locations  []location      `json:"locations"`
 		} `json:"toolCall"`
 	}
 	if err := json.Unmarshal(params, &r); err != nil {
@@ -641,7 +737,13 @@ func (c *Client) onPermission(id jsonrpc2.ID, params json.RawMessage) {
 			Since:      time.Now(),
 		}
 		if t := c.tools[p.ToolCallID]; t != nil {
-			p.Title, p.Kind = t.Title, t.Kind
+			p.Title, p.Kind, p.RawInput, p.Paths = t.Title, t.Kind, t.RawInput, t.Paths
+		}
+		if raw := r.ToolCall.RawInput; len(raw) > 0 && string(raw) != "null" {
+			p.RawInput = raw
+		}
+		if ps := paths(r.ToolCall.Locations); len(ps) > 0 {
+			p.Paths = ps
 		}
 		if r.ToolCall.Title != nil {
 			p.Title = *r.ToolCall.Title
@@ -821,8 +923,11 @@ func (c *Client) Prompt(ctx context.Context, text string) (stopReason string, er
 		c.events.barrier(wctx)
 		return res.StopReason, ctx.Err()
 	}
+	var rpcErr *jsonrpc2.Error
 	if err = c.callErr(err); errors.Is(err, ErrExited) {
 		return "", err
+	} else if errors.As(err, &rpcErr) && rpcErr.Code == codeAuthRequired {
+		return "", &AuthRequiredError{Agent: c.info, Message: rpcErr.Message, Methods: c.info.AuthMethods, Step: "session/prompt"}
 	} else if err != nil {
 		return "", fmt.Errorf("acp: session/prompt: %w", err)
 	}

@@ -526,7 +526,11 @@ func TestAuthentication(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		if c.SessionID() != "s-auth" || c.Info().AuthMethod != "api-key" || strings.Join(c.Info().AuthMethods, ",") != "oauth,api-key" {
+		var ids []string
+		for _, m := range c.Info().AuthMethods {
+			ids = append(ids, m.ID+":"+m.Type)
+		}
+		if c.SessionID() != "s-auth" || c.Info().AuthMethod != "api-key" || strings.Join(ids, ",") != "oauth:agent,api-key:env_var" {
 			t.Errorf("session %q info %+v", c.SessionID(), c.Info())
 		}
 	})
@@ -542,10 +546,70 @@ func TestAuthentication(t *testing.T) {
 	})
 	t.Run("none usable", func(t *testing.T) {
 		_, _, err := startFake(t, Options{Env: []string{}}, script)
-		if err == nil || !strings.Contains(err.Error(), "requires authentication") || !strings.Contains(err.Error(), `"oauth" "api-key"`) {
+		var auth *AuthRequiredError
+		if !errors.As(err, &auth) || auth.Message != "Authentication required" || len(auth.Methods) != 2 || auth.Step != "session/new" {
+			t.Fatalf("err = %#v, want an AuthRequiredError with both methods", err)
+		}
+		if !strings.Contains(err.Error(), "requires authentication") || !strings.Contains(err.Error(), `"oauth" "api-key"`) {
 			t.Errorf("err = %v", err)
 		}
 	})
+	t.Run("unknown method", func(t *testing.T) {
+		_, _, err := startFake(t, Options{Env: []string{}, AuthMethod: "sso"}, script)
+		var auth *AuthRequiredError
+		if !errors.As(err, &auth) || !strings.Contains(auth.Message, `no method "sso"`) {
+			t.Errorf("err = %v, want the agent's methods and the unknown one named", err)
+		}
+	})
+}
+
+// Terminal logins, in ACP's "terminal" type (the agent's own program with
+// args) and in the _meta["terminal-auth"] form agents sent before it
+// (Copilot CLI 1.0.102 sends this one, with its binary's path).
+func TestTerminalAuthMethods(t *testing.T) {
+	methods := []any{
+		map[string]any{"id": "copilot-login", "name": "Log in with Copilot CLI", "description": "Run `copilot login` in the terminal",
+			"_meta": map[string]any{"terminal-auth": map[string]any{"command": "/opt/copilot/copilot", "args": []any{"login"}, "label": "Copilot Login"}}},
+		map[string]any{"id": "tui", "name": "Log in", "type": "terminal", "args": []any{"--login"}, "env": map[string]any{"LOGIN_MODE": "tui"}},
+	}
+	_, _, err := startFake(t, Options{Argv: []string{"/usr/bin/some-agent", "--acp"}, Env: []string{}}, func(f *fakeAgent) {
+		w := f.expect("initialize")
+		f.reply(w.ID, map[string]any{"protocolVersion": 1, "authMethods": methods, "agentInfo": map[string]any{"name": "some", "title": "Some Agent"}})
+		w = f.expect("session/new")
+		f.replyError(w.ID, -32000, "Authentication required")
+	})
+	var auth *AuthRequiredError
+	if !errors.As(err, &auth) || len(auth.Methods) != 2 {
+		t.Fatalf("err = %v", err)
+	}
+	got, _ := json.Marshal(auth.Methods)
+	want := `[{"id":"copilot-login","name":"Log in with Copilot CLI","description":"Run ` + "`copilot login`" + ` in the terminal","type":"terminal","command":"/opt/copilot/copilot","args":["login"],"label":"Copilot Login"},` +
+		`{"id":"tui","name":"Log in","type":"terminal","command":"/usr/bin/some-agent","args":["--login"],"env":{"LOGIN_MODE":"tui"}}]`
+	if string(got) != want {
+		t.Errorf("methods\n got %s\nwant %s", got, want)
+	}
+	if !strings.HasPrefix(err.Error(), "acp: Some Agent requires authentication at session/new (Authentication required)") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// A prompt the agent refuses for want of a login (Claude's adapter with no
+// key does, at the first prompt) is an AuthRequiredError, not a failed turn.
+func TestPromptNeedsAuthentication(t *testing.T) {
+	c, _, err := startFake(t, Options{}, func(f *fakeAgent) {
+		f.handshake("s1")
+		w := f.expect("session/prompt")
+		f.replyError(w.ID, -32000, "Authentication required")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, err = c.Prompt(context.Background(), "hi")
+	var auth *AuthRequiredError
+	if !errors.As(err, &auth) || auth.Step != "session/prompt" || auth.Message != "Authentication required" {
+		t.Errorf("err = %v, want an AuthRequiredError at session/prompt", err)
+	}
 }
 
 func TestStartTimeoutAndErrors(t *testing.T) {
@@ -695,5 +759,49 @@ func TestOutcome(t *testing.T) {
 		if got := Outcome(in); got != want {
 			t.Errorf("Outcome(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// Mid-turn, an agent asks for a method this client does not have (Qwen
+// Code's craft/drainMidTurnQueue) and then sends a 600 KB
+// available_commands_update: the first gets method-not-found, the second
+// reaches the Handler whole, and the turn goes on to its end.
+func TestPassthroughStaysHonest(t *testing.T) {
+	rec := newRecorder()
+	big := strings.Repeat("x", 600<<10)
+	reply := make(chan wire, 1)
+	c, _, err := startFake(t, Options{Handler: rec}, func(f *fakeAgent) {
+		f.handshake("s1")
+		w := f.expect("session/prompt")
+		f.request(41, "craft/drainMidTurnQueue", map[string]any{"sessionId": "s1"})
+		reply <- f.recv()
+		f.update("s1", map[string]any{"sessionUpdate": "available_commands_update",
+			"availableCommands": []any{map[string]any{"name": "huge", "description": big}}})
+		f.textChunk("s1", "still here")
+		f.reply(w.ID, map[string]any{"stopReason": "end_turn"})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	stop, err := c.Prompt(context.Background(), "go")
+	if err != nil || stop != "end_turn" {
+		t.Fatalf("turn ended %q, %v; want end_turn", stop, err)
+	}
+	if w := <-reply; w.Error == nil || w.Error.Code != -32601 {
+		t.Errorf("craft/drainMidTurnQueue answered %s, want method-not-found", w.Line)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	var kinds []string
+	bigSeen := false
+	for _, u := range rec.updates {
+		kinds = append(kinds, u.Kind)
+		if u.Kind == "available_commands_update" && strings.Contains(string(u.Raw), big) {
+			bigSeen = true
+		}
+	}
+	if !bigSeen || strings.Join(kinds, ",") != "available_commands_update,agent_message_chunk" {
+		t.Errorf("updates %v (600 KB one whole: %v)", kinds, bigSeen)
 	}
 }

@@ -3,6 +3,7 @@ package acp
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -84,6 +85,10 @@ type ToolCall struct {
 	Title  string
 	Kind   string // read, edit, delete, move, search, execute, think, fetch, switch_mode, other
 	Status string // pending, in_progress, completed, failed
+	// RawInput is the call's input as the agent sent it (a command, a
+	// path, a URL…), and Paths the files its "locations" name.
+	RawInput json.RawMessage
+	Paths    []string
 }
 
 // Permission is a session/request_permission the agent is waiting on.
@@ -98,6 +103,10 @@ type Permission struct {
 	ToolCallID string
 	Title      string
 	Kind       string
+	// RawInput and Paths are the tool call's input and files, from the
+	// request or the call's earlier updates (see ToolCall).
+	RawInput json.RawMessage
+	Paths    []string
 	// Options are the agent's own choices, in its order. Answer with one
 	// of their IDs; never assume particular IDs (every agent names its own).
 	Options []Option
@@ -148,13 +157,78 @@ type Exit struct {
 type AgentInfo struct {
 	Name, Title, Version string
 	ProtocolVersion      int
-	// AuthMethods are the ids the agent offered for authenticate.
-	AuthMethods []string
+	// AuthMethods are the ways the agent offered to log in, in its order.
+	AuthMethods []AuthMethod
 	// AuthMethod is the method Start authenticated with, when the agent
 	// asked for it (session/new answered auth_required); else empty.
 	AuthMethod string
 	// Capabilities is initialize's agentCapabilities as sent.
 	Capabilities json.RawMessage
+}
+
+// AuthMethod is one way to log in that an agent offers in initialize.
+type AuthMethod struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// Type is "agent" (the agent logs in itself when authenticate names
+	// this method), "env_var" (set Vars and authenticate) or "terminal"
+	// (a person runs Command with Args, and Env added, in a terminal; then
+	// authenticate).
+	Type string   `json:"type"`
+	Vars []string `json:"vars,omitempty"`
+	// Command, Args and Env run a terminal login. Command is the agent's
+	// own program for ACP's "terminal" type; agents that predate it put
+	// the whole command in _meta["terminal-auth"].
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	// Label is the agent's name for the login terminal, if it gave one.
+	Label string `json:"label,omitempty"`
+}
+
+// AuthRequiredError is an agent refusing to work until someone logs in:
+// at start (session/new) when no method could be chosen, or in the middle
+// of a session (a prompt answered auth_required). Methods are the ways it
+// offers.
+type AuthRequiredError struct {
+	Agent AgentInfo
+	// Message is the agent's own words.
+	Message string
+	Methods []AuthMethod
+	// Step is where it was refused: "session/new" or "session/prompt".
+	Step string
+}
+
+func (e *AuthRequiredError) Error() string {
+	who := e.Agent.Title
+	if who == "" {
+		who = e.Agent.Name
+	}
+	if who == "" {
+		who = "the agent"
+	}
+	ids := make([]string, len(e.Methods))
+	for i, m := range e.Methods {
+		ids[i] = m.ID
+	}
+	msg := fmt.Sprintf("acp: %s requires authentication at %s (%s)", who, e.Step, e.Message)
+	if len(ids) > 0 {
+		msg += fmt.Sprintf("; choose an authMethod of %q", ids)
+	}
+	return msg
+}
+
+// LoginNeededError is Start asked to use a terminal login (Method) that
+// has not run: a person must run Method.Command in a terminal, then Start
+// again with Options.LoggedIn.
+type LoginNeededError struct {
+	Agent  AgentInfo
+	Method AuthMethod
+}
+
+func (e *LoginNeededError) Error() string {
+	return fmt.Sprintf("acp: %s logs in in a terminal: run %q %q, then start again", e.Agent.Name, e.Method.Command, e.Method.Args)
 }
 
 // Errors the Client returns (compare with errors.Is).

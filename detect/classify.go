@@ -33,6 +33,9 @@ type Prompt struct {
 	Question string   `json:"question"`
 	Options  []Option `json:"options"`
 	Freeform bool     `json:"freeform"`
+	// Tool is the tool call an ACP permission asks about; nil for a
+	// prompt read from a screen.
+	Tool *Tool `json:"tool,omitempty"`
 	// Settle is how long the prompt must have been on screen before keys
 	// for it are typed.
 	Settle time.Duration `json:"-"`
@@ -40,6 +43,18 @@ type Prompt struct {
 	// it, and the screen does not show where it is now. Keys a person typed
 	// at the prompt may have moved it.
 	Positional bool `json:"-"`
+}
+
+// Tool describes the tool call a prompt asks about, so that two requests
+// that read the same ("Allow?") are told apart.
+type Tool struct {
+	// Kind is ACP's: read, edit, delete, move, search, execute, think,
+	// fetch, switch_mode or other.
+	Kind  string `json:"kind,omitempty"`
+	Title string `json:"title,omitempty"`
+	// Input is a short rendering of what it would do: the command, the
+	// paths or the URL.
+	Input string `json:"input,omitempty"`
 }
 
 // Option is one answer a prompt offers.

@@ -57,7 +57,7 @@ func (n *notifier) State(info sessions.Info, previous sessions.State, attention 
 	p := &StateNotification{
 		SessionID: info.ID, Agent: info.Agent, State: st.Name, Previous: previous.Name,
 		Outcome: st.Outcome, StateSource: st.Source, Reason: st.Reason, Since: stamp(st.Since),
-		Attention: attention, Prompt: st.Prompt,
+		Attention: attention, Prompt: st.Prompt, Message: st.Message,
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()

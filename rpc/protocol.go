@@ -7,6 +7,7 @@ package rpc
 import (
 	"encoding/json"
 
+	"github.com/agentd/agentd/acp"
 	"github.com/agentd/agentd/detect"
 )
 
@@ -26,6 +27,9 @@ const (
 	CodeSessionExited   = -32011
 	CodeSpawnFailed     = -32012
 	CodeInputBacklog    = -32013
+	// CodeAuthRequired: an ACP agent will not open a session until someone
+	// logs in; the error's data lists its authMethods.
+	CodeAuthRequired    = -32014
 	CodeSessionBlocked  = -32020
 	CodePromptStale     = -32021
 	CodeOptionUnknown   = -32022
@@ -140,6 +144,24 @@ type SpawnParams struct {
 	Protocol string             `json:"protocol,omitempty"` // "pty" (default) or "acp"
 	Hooks    *bool              `json:"hooks,omitempty"`
 	Name     string             `json:"name,omitempty"`
+	// AuthMethod is the id of the ACP login method to use, one of the
+	// authMethods a CodeAuthRequired error listed.
+	AuthMethod string `json:"authMethod,omitempty"`
+}
+
+// ACPAgentInfo is what an ACP agent said of itself in initialize.
+type ACPAgentInfo struct {
+	Name    string `json:"name,omitempty"`
+	Title   string `json:"title,omitempty"`
+	Version string `json:"version,omitempty"`
+}
+
+// AuthRequiredData is the data of a CodeAuthRequired error.
+type AuthRequiredData struct {
+	AgentInfo ACPAgentInfo `json:"agentInfo"`
+	// Message is the agent's own words.
+	Message     string           `json:"message"`
+	AuthMethods []acp.AuthMethod `json:"authMethods"`
 }
 
 // Session is what agentd tells about a session.
@@ -158,7 +180,14 @@ type Session struct {
 	Reason      string         `json:"reason"`
 	Since       string         `json:"since"`
 	Prompt      *detect.Prompt `json:"prompt,omitempty"`
-	Exit        *Exit          `json:"exit,omitempty"`
+	// Message is the agent's own words for an error state, where it gave any.
+	Message string `json:"message,omitempty"`
+	Exit    *Exit  `json:"exit,omitempty"`
+	// AgentInfo is an ACP agent's own name for itself.
+	AgentInfo *ACPAgentInfo `json:"agentInfo,omitempty"`
+	// LoginSessionID is the PTY session running an ACP agent's terminal
+	// login (spawned with a terminal authMethod); show it to the person.
+	LoginSessionID string `json:"loginSessionId,omitempty"`
 	// Origin is the client that spawned the session and its folders.
 	Origin *Origin `json:"origin,omitempty"`
 }
@@ -277,6 +306,7 @@ type StateNotification struct {
 	Since       string         `json:"since"`
 	Attention   bool           `json:"attention"`
 	Prompt      *detect.Prompt `json:"prompt,omitempty"`
+	Message     string         `json:"message,omitempty"`
 }
 
 // OutputNotification is session/output. Dropped counts bytes left out

@@ -301,6 +301,8 @@ func errorFor(err error) *jsonrpc2.Error {
 		e.Code = CodeNotSupported
 	case errors.Is(err, sessions.ErrTurnRunning):
 		e.Code = CodeTurnRunning
+	case errors.Is(err, sessions.ErrLoggingIn):
+		e.Code = CodeAuthRequired
 	}
 	return e
 }
@@ -310,6 +312,10 @@ func toSession(in sessions.Info) Session {
 		SessionID: in.ID, Name: in.Name, Agent: in.Agent, Argv: in.Argv, Cwd: in.Cwd, Pid: in.Pid,
 		Cols: in.Cols, Rows: in.Rows, State: in.State.Name, Outcome: in.State.Outcome,
 		StateSource: in.State.Source, Reason: in.State.Reason, Since: stamp(in.State.Since), Prompt: in.State.Prompt,
+		Message: in.State.Message, LoginSessionID: in.Login,
+	}
+	if a := in.AgentInfo; a != nil {
+		out.AgentInfo = &ACPAgentInfo{Name: a.Name, Title: a.Title, Version: a.Version}
 	}
 	if in.Exit != nil {
 		out.Exit = &Exit{ExitCode: in.Exit.Code, Signal: in.Exit.Signal, At: stamp(in.ExitedAt)}

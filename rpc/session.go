@@ -2,12 +2,38 @@ package rpc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/sourcegraph/jsonrpc2"
 
+	"github.com/agentd/agentd/acp"
 	"github.com/agentd/agentd/sessions"
 )
+
+// authRequired is the spawn error for an ACP agent that wants a login: it
+// names the agent and carries the ways it offers, for the editor to offer.
+func authRequired(e *acp.AuthRequiredError) *jsonrpc2.Error {
+	who := e.Agent.Title
+	if who == "" {
+		who = e.Agent.Name
+	}
+	if who == "" {
+		who = "the agent"
+	}
+	ids := make([]string, len(e.Methods))
+	for i, m := range e.Methods {
+		ids[i] = m.ID
+	}
+	je := &jsonrpc2.Error{Code: CodeAuthRequired,
+		Message: fmt.Sprintf("session/spawn: %s needs you to log in (%s); spawn again with authMethod, one of %q", who, e.Message, ids)}
+	methods := e.Methods
+	if methods == nil {
+		methods = []acp.AuthMethod{}
+	}
+	je.SetError(AuthRequiredData{AgentInfo: ACPAgentInfo{Name: e.Agent.Name, Title: e.Agent.Title, Version: e.Agent.Version}, Message: e.Message, AuthMethods: methods})
+	return je
+}
 
 func (s *Server) spawn(_ context.Context, c *clientConn, req *jsonrpc2.Request) (any, error) {
 	var p SpawnParams
@@ -24,11 +50,14 @@ func (s *Server) spawn(_ context.Context, c *clientConn, req *jsonrpc2.Request) 
 		p.Cwd = cwd
 	}
 	sess, err := s.mgr.Spawn(sessions.SpawnSpec{Argv: p.Argv, Cwd: p.Cwd, BaseEnv: env, Env: p.Env, Cols: p.Cols, Rows: p.Rows,
-		Agent: p.Agent, Name: p.Name, Hooks: p.Hooks, ACP: p.Protocol == "acp", Origin: c.origin()})
-	if err != nil {
-		if err == sessions.ErrShuttingDown {
-			return nil, err
-		}
+		Agent: p.Agent, Name: p.Name, Hooks: p.Hooks, ACP: p.Protocol == "acp", AuthMethod: p.AuthMethod, Origin: c.origin()})
+	var auth *acp.AuthRequiredError
+	switch {
+	case err == sessions.ErrShuttingDown:
+		return nil, err
+	case errors.As(err, &auth):
+		return nil, authRequired(auth)
+	case err != nil:
 		return nil, &jsonrpc2.Error{Code: CodeSpawnFailed, Message: "session/spawn: " + err.Error()}
 	}
 	s.log.Info("session started", "session", sess.ID, "agent", sess.Info().Agent, "pid", sess.Pid, "client", c.id)

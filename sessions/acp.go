@@ -38,19 +38,51 @@ type acpState struct {
 	ended    bool   // a turn has ended since the last prompt
 	// keys maps the promptId shown to the editor to the permission's key.
 	keys map[string]string
+	// agent is the session's agent name when no manifest gives one: the
+	// spawn's agent, else the one the agent gave in initialize.
+	agent string
+	info  acp.AgentInfo
+	// login is the id of the PTY session running the agent's terminal
+	// login, when it needed one (see startLogin).
+	login string
+	// authNeeded is the agent's message when it refused the last prompt
+	// for want of a login; the state is error until the next prompt.
+	authNeeded string
 }
 
-// startACP starts an ACP agent for s.
-func (s *Session) startACP(argv, env []string) error {
+// startACP starts an ACP agent for s. An agent that logs in in a terminal
+// (and was asked to with spec.AuthMethod) gets its login run first: see
+// startLogin.
+func (s *Session) startACP(argv, env []string, spec SpawnSpec) error {
 	s.acp = &acpState{keys: map[string]string{}}
 	s.changed = make(chan struct{}, 1)
 	s.readDone = make(chan struct{})
 	s.exitDone = make(chan struct{})
 	s.started = time.Now()
 	s.env = env
-	c, err := acp.Start(context.Background(), acp.Options{
+	c, err := s.runACP(argv, env, spec, false)
+	var need *acp.LoginNeededError
+	if errors.As(err, &need) {
+		return s.startLogin(argv, env, spec, need)
+	}
+	if err != nil {
+		return err
+	}
+	s.acp.client = c
+	s.acp.info = c.Info()
+	s.Pid = c.Pid()
+	s.nameACP(spec, s.acp.info)
+	go s.waitACP()
+	return nil
+}
+
+// runACP runs the agent and its handshake.
+func (s *Session) runACP(argv, env []string, spec SpawnSpec, loggedIn bool) (*acp.Client, error) {
+	return acp.Start(context.Background(), acp.Options{
 		Argv: argv, Env: env, Cwd: s.Cwd, Log: s.mgr.opts.Log.With("session", s.ID),
 		PermissionTimeout: s.mgr.opts.PermissionTimeout,
+		AuthMethod:        spec.AuthMethod,
+		LoggedIn:          loggedIn,
 		Terminals:         newPTYTerminals(s.mgr, s),
 		Handler: acp.HandlerFuncs{
 			OnUpdate:     func(u acp.Update) { s.mgr.events.Update(s.ID, u.Raw) },
@@ -67,13 +99,44 @@ func (s *Session) startACP(argv, env []string) error {
 			OnExited: func(acp.Exit) {},
 		},
 	})
-	if err != nil {
-		return err
+}
+
+// acpClient is the running agent; nil while its login runs.
+func (s *Session) acpClient() *acp.Client {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.acp.client
+}
+
+// nameACP names a session from what its agent said in initialize, where
+// the spawn and the manifests left it open.
+func (s *Session) nameACP(spec SpawnSpec, info acp.AgentInfo) {
+	if s.manifest.Name == detect.Generic {
+		s.acp.agent = spec.Agent
+		if s.acp.agent == "" {
+			s.acp.agent = info.Name
+		}
 	}
-	s.acp.client = c
-	s.Pid = c.Pid()
-	go s.waitACP()
-	return nil
+	s.state.Agent = s.agentName()
+	s.lastPublished.Agent = s.state.Agent
+	if spec.Name != "" {
+		return
+	}
+	switch {
+	case s.manifest.Name != detect.Generic && s.manifest.Display != "":
+	case info.Title != "":
+		s.Name = info.Title
+	case info.Name != "":
+		s.Name = info.Name
+	}
+}
+
+// agentName is the name told as the session's agent.
+func (s *Session) agentName() string {
+	if s.acp != nil && s.acp.agent != "" {
+		return s.acp.agent
+	}
+	return s.manifest.Name
 }
 
 func (s *Session) waitACP() {
@@ -98,6 +161,9 @@ func (s *Session) waitACP() {
 // same are still told apart.
 func acpPrompt(p acp.Permission) *detect.Prompt {
 	pr := &detect.Prompt{Kind: "permission", Question: p.Title, Options: []detect.Option{}}
+	if t := (detect.Tool{Kind: p.Kind, Title: p.Title, Input: p.Input()}); t != (detect.Tool{}) {
+		pr.Tool = &t
+	}
 	for _, o := range p.Options {
 		kind := ""
 		switch {
@@ -108,6 +174,9 @@ func acpPrompt(p acp.Permission) *detect.Prompt {
 		}
 		pr.Options = append(pr.Options, detect.Option{ID: o.ID, Label: o.Name, Kind: kind})
 	}
+	if pr.Question == "" && pr.Tool != nil {
+		pr.Question = pr.Tool.Input // better than no question at all
+	}
 	h := sha256.Sum256([]byte(detect.Fingerprint(pr) + "\x00" + p.Key))
 	pr.ID = hex.EncodeToString(h[:8])
 	return pr
@@ -116,7 +185,7 @@ func acpPrompt(p acp.Permission) *detect.Prompt {
 // decideACP is the ACP half of the one place that decides: a pending
 // permission is blocked (the oldest shown first), a prompt in flight is
 // working, a turn that ended is done until seen.
-func decideACP(pending []acp.Permission, turn, ended bool, outcome string, seen, timedOut bool) State {
+func decideACP(pending []acp.Permission, turn, ended bool, outcome string, seen, timedOut bool, authNeeded string) State {
 	switch {
 	case len(pending) > 0:
 		return State{Name: Blocked, Source: SourceACP, Reason: "acp.request_permission", Prompt: acpPrompt(pending[0])}
@@ -124,6 +193,10 @@ func decideACP(pending []acp.Permission, turn, ended bool, outcome string, seen,
 		return State{Name: Working, Source: SourceACP, Reason: "acp.permission_timeout"}
 	case turn:
 		return State{Name: Working, Source: SourceACP, Reason: "acp.prompt"}
+	case authNeeded != "":
+		// The agent cannot go on until someone logs in: design.md's
+		// error, as osc7501.auth is for a terminal agent.
+		return State{Name: Error, Source: SourceACP, Reason: "acp.auth_required", Message: authNeeded}
 	case ended && !seen:
 		return State{Name: Done, Outcome: outcome, Source: SourceACP, Reason: "acp.stop_reason"}
 	}
@@ -132,7 +205,13 @@ func decideACP(pending []acp.Permission, turn, ended bool, outcome string, seen,
 
 // updateACP decides and publishes an ACP session's state.
 func (s *Session) updateACP() State {
-	pending := s.acp.client.Pending()
+	c := s.acpClient()
+	if c == nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.state // its login runs: startLogin set the state
+	}
+	pending := c.Pending()
 	s.mu.Lock()
 	if s.exited != nil {
 		st := s.state
@@ -142,8 +221,8 @@ func (s *Session) updateACP() State {
 	if len(pending) > 0 || !s.acp.turn {
 		s.acp.timedOut = false
 	}
-	next := decideACP(pending, s.acp.turn, s.acp.ended, s.acp.outcome, s.seen, s.acp.timedOut)
-	next.Agent = s.manifest.Name
+	next := decideACP(pending, s.acp.turn, s.acp.ended, s.acp.outcome, s.seen, s.acp.timedOut, s.acp.authNeeded)
+	next.Agent = s.agentName()
 	if next.Name == Working || next.Name == Blocked {
 		s.seen = false
 	}
@@ -167,23 +246,35 @@ func (s *Session) Prompt(text string) error {
 	if s.isExited() {
 		return ErrExited
 	}
+	c := s.acpClient()
+	if c == nil {
+		return ErrLoggingIn
+	}
 	s.mu.Lock()
 	if s.acp.turn {
 		s.mu.Unlock()
 		return ErrTurnRunning
 	}
-	s.acp.turn, s.acp.ended, s.input = true, false, true
+	s.acp.turn, s.acp.ended, s.input, s.acp.authNeeded = true, false, true, ""
 	s.mu.Unlock()
 	s.update()
 	go func() {
-		stop, err := s.acp.client.Prompt(context.Background(), text)
-		outcome := acp.Outcome(stop)
-		if err != nil && !errors.Is(err, acp.ErrExited) {
+		stop, err := c.Prompt(context.Background(), text)
+		outcome, authNeeded := acp.Outcome(stop), ""
+		var auth *acp.AuthRequiredError
+		switch {
+		case errors.As(err, &auth):
+			s.mgr.opts.Log.Warn("the agent needs a login", "session", s.ID, "err", err)
+			authNeeded = auth.Message
+			if authNeeded == "" {
+				authNeeded = "authentication required"
+			}
+		case err != nil && !errors.Is(err, acp.ErrExited):
 			s.mgr.opts.Log.Warn("prompt turn failed", "session", s.ID, "err", err)
 			outcome = "failed"
 		}
 		s.mu.Lock()
-		s.acp.turn, s.acp.ended, s.acp.outcome = false, true, outcome
+		s.acp.turn, s.acp.ended, s.acp.outcome, s.acp.authNeeded = false, authNeeded == "", outcome, authNeeded
 		s.mu.Unlock()
 		s.update()
 	}()
@@ -198,7 +289,11 @@ func (s *Session) Cancel() error {
 	if s.isExited() {
 		return ErrExited
 	}
-	err := s.acp.client.Cancel()
+	c := s.acpClient()
+	if c == nil {
+		return ErrLoggingIn
+	}
+	err := c.Cancel()
 	s.update()
 	return err
 }
@@ -215,7 +310,7 @@ func (s *Session) answerACP(promptID, optionID string) (State, error) {
 	if optionID == "" {
 		return st, ErrNotAnswerable
 	}
-	switch err := s.acp.client.Answer(key, optionID); {
+	switch err := s.acpClient().Answer(key, optionID); {
 	case errors.Is(err, acp.ErrUnknownPermission):
 		return st, &StaleError{Answered: promptID, Current: st.Prompt}
 	case errors.Is(err, acp.ErrUnknownOption):
@@ -233,8 +328,14 @@ func (s *Session) answerACP(promptID, optionID string) (State, error) {
 // signalACP signals an ACP agent; SIGHUP ends it the ACP way (stdin
 // closed, SIGHUP, SIGKILL after a grace period).
 func (s *Session) signalACP(sig syscall.Signal) error {
+	c := s.acpClient()
+	if c == nil {
+		// Its login runs and the agent does not: any signal ends both.
+		s.endLogin(loginStopped)
+		return nil
+	}
 	if sig == syscall.SIGHUP {
-		return s.acp.client.Close()
+		return c.Close()
 	}
 	if err := syscall.Kill(-s.Pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return err

@@ -130,7 +130,11 @@ type SpawnSpec struct {
 	// them (Claude Code); nil means add them.
 	Hooks *bool
 	// ACP runs the agent over the Agent Client Protocol instead of a PTY.
+	// Agent may then be any name: it picks a display manifest only where
+	// one exists, and the agent's own initialize names it otherwise.
 	ACP bool
+	// AuthMethod is the ACP login method to use if the agent asks for one.
+	AuthMethod string
 	// Origin says which client started the session and for which folders.
 	Origin Origin
 	// capture, when > 0, keeps that much of the output as text (terminals
@@ -179,7 +183,9 @@ func (m *Manager) Spawn(spec SpawnSpec) (*Session, error) {
 	id := "s" + strconv.Itoa(m.next)
 	m.mu.Unlock()
 	name := spec.Name
-	if name == "" {
+	if name == "" && spec.ACP && manifest.Name == detect.Generic {
+		name = filepath.Base(spec.Argv[0]) // until the agent names itself
+	} else if name == "" {
 		name = manifest.Display
 		if name == "" || manifest.Name == detect.Generic {
 			name = filepath.Base(spec.Argv[0])
@@ -209,12 +215,14 @@ func (m *Manager) Spawn(spec SpawnSpec) (*Session, error) {
 	}
 	start := func() error { return s.start(argv, env, spec.Cols, spec.Rows) }
 	if spec.ACP {
-		start = func() error { return s.startACP(argv, env) }
+		start = func() error { return s.startACP(argv, env, spec) }
 	}
 	if err := start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", spec.Argv[0], err)
 	}
-	m.tellKeeper('+', s.Pid)
+	if s.Pid > 0 { // 0: an ACP agent that waits on its login
+		m.tellKeeper('+', s.Pid)
+	}
 	m.mu.Lock()
 	m.sessions[id] = s
 	m.order = append(m.order, id)
@@ -229,6 +237,11 @@ func (m *Manager) pickManifest(spec SpawnSpec) (*detect.Manifest, error) {
 	rules := m.opts.Rules
 	if spec.Agent != "" {
 		mf, ok := rules.Lookup(spec.Agent)
+		if !ok && spec.ACP {
+			// An ACP session needs no screen rules: any agent may run.
+			mf, _ = rules.Lookup(detect.Generic)
+			return mf, nil
+		}
 		if !ok {
 			return nil, fmt.Errorf("unknown agent %q (known: %s)", spec.Agent, strings.Join(rules.Names(), ", "))
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/creack/pty"
 
+	"github.com/agentd/agentd/acp"
 	"github.com/agentd/agentd/detect"
 	"github.com/agentd/agentd/sessions/term"
 )
@@ -123,6 +124,11 @@ type Info struct {
 	Exit            *ExitStatus
 	ExitedAt        time.Time
 	Origin          Origin
+	// AgentInfo is what an ACP agent said of itself in initialize.
+	AgentInfo *acp.AgentInfo
+	// Login is the session running the ACP agent's terminal login, if it
+	// needed one.
+	Login string
 }
 
 func (s *Session) start(argv, env []string, cols, rows int) error {
@@ -575,7 +581,7 @@ func (s *Session) exitedLocked(st *ExitStatus) State {
 	if st.Signal != "" {
 		reason = "process.signal"
 	}
-	s.state = State{Agent: s.manifest.Name, Name: Exited, Source: SourceProcess, Reason: reason, Since: time.Now()}
+	s.state = State{Agent: s.agentName(), Name: Exited, Source: SourceProcess, Reason: reason, Since: time.Now()}
 	s.revision++
 	return s.state
 }
@@ -591,7 +597,12 @@ func (s *Session) Info() Info {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	in := Info{ID: s.ID, Name: s.Name, Agent: s.manifest.Name, Argv: s.Argv, Cwd: s.Cwd, Pid: s.Pid, Cols: cols, Rows: rows, State: s.state, Origin: s.Origin}
+	in := Info{ID: s.ID, Name: s.Name, Agent: s.agentName(), Argv: s.Argv, Cwd: s.Cwd, Pid: s.Pid, Cols: cols, Rows: rows, State: s.state, Origin: s.Origin}
+	if s.acp != nil {
+		info := s.acp.info
+		in.AgentInfo = &info
+		in.Login = s.acp.login
+	}
 	if s.exited != nil {
 		e := *s.exited
 		in.Exit = &e
@@ -718,7 +729,12 @@ func (s *Session) stop(grace time.Duration) {
 		return
 	}
 	if s.acp != nil {
-		_ = s.acp.client.Close() // stdin closed, SIGHUP, SIGKILL in time
+		c := s.acpClient()
+		if c == nil {
+			s.endLogin(loginStopped)
+			return
+		}
+		_ = c.Close() // stdin closed, SIGHUP, SIGKILL in time
 	} else {
 		_ = syscall.Kill(-s.Pid, syscall.SIGHUP)
 	}

@@ -37,6 +37,8 @@ type State struct {
 	Reason  string
 	Since   time.Time
 	Prompt  *detect.Prompt
+	// Message is the agent's own words for an error, where it gave any.
+	Message string
 }
 
 // key is what must change for a state notification to be sent.

@@ -31,10 +31,20 @@ func acpScript(tool func(file string) *fakemodel.ToolCall) *fakemodel.Script {
 // options; runtime_answer allows and the tool runs; a second turn is
 // rejected; a third is cancelled while its permission is pending. Updates
 // reach the editor as session/update before the blocked state.
-func acpFlow(t *testing.T, argv, env []string, work string, allow, reject string, terminals bool) {
+//
+// The session is spawned under agent, a name with no screen manifest: the
+// agent's own initialize names it.
+func acpFlow(t *testing.T, argv, env []string, work string, agent, allow, reject string, terminals bool) {
 	c := startAgentd(t)
 	var s spawned
-	c.mustCall("session/spawn", map[string]any{"argv": argv, "cwd": work, "env": envMap(env, lab.ClaudeUnset...), "protocol": "acp"}, &s)
+	c.mustCall("session/spawn", map[string]any{"argv": argv, "cwd": work, "env": envMap(env, lab.ClaudeUnset...), "protocol": "acp", "agent": agent}, &s)
+	if s.Agent != agent || s.AgentInfo == nil || s.AgentInfo.Name == "" {
+		t.Fatalf("spawned %+v, want agent %q and the agent's own agentInfo", s, agent)
+	}
+	if want := s.AgentInfo.Title; want != "" && s.Name != want || want == "" && s.Name != s.AgentInfo.Name {
+		t.Errorf("session name %q, want the agent's own %+v", s.Name, *s.AgentInfo)
+	}
+	t.Logf("agentInfo %+v; session name %q", *s.AgentInfo, s.Name)
 	from := 0
 	if idle := c.waitState(s.SessionID, "idle", &from, 60*time.Second); idle.StateSource != "acp" {
 		t.Fatalf("ready state from %s, want acp", idle.StateSource)
@@ -56,6 +66,18 @@ func acpFlow(t *testing.T, argv, env []string, work string, allow, reject string
 		}
 		if !strings.Contains(strings.Join(ids, ","), allow) || !strings.Contains(strings.Join(ids, ","), reject) {
 			t.Fatalf("%s: options %v, want the agent's own %s and %s", name, ids, allow, reject)
+		}
+		// The prompt says which command it is about, so that three
+		// requests that may read the same are told apart: in the input
+		// where the agent sends rawInput (Claude), else in the title
+		// (Gemini sends the command as the title and no rawInput).
+		if tool := b.Prompt.Tool; tool == nil || !strings.Contains(tool.Input+"\n"+tool.Title, "touch "+name+".txt") || tool.Kind == "" {
+			t.Errorf("%s: prompt tool %+v, want its kind and the command touch %s.txt", name, tool, name)
+		} else {
+			t.Logf("%s: asked %q about %s %q", name, b.Prompt.Question, tool.Kind, tool.Input)
+		}
+		if b.Agent != agent {
+			t.Errorf("%s: blocked state names agent %q, want %q", name, b.Agent, agent)
 		}
 		if option != "" {
 			var res struct{ State string }
@@ -154,7 +176,7 @@ func TestClaudeACPThroughAgentd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Cleanup()
-	acpFlow(t, l.Argv, l.Env, d.Work, "allow", "reject", true)
+	acpFlow(t, l.Argv, l.Env, d.Work, "claude-code-acp", "allow", "reject", true)
 }
 
 func TestGeminiACPThroughAgentd(t *testing.T) {
@@ -169,7 +191,7 @@ func TestGeminiACPThroughAgentd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Cleanup()
-	acpFlow(t, l.Argv, l.Env, d.Work, "proceed_once", "cancel", false)
+	acpFlow(t, l.Argv, l.Env, d.Work, "gemini-acp", "proceed_once", "cancel", false)
 }
 
 // A permission nobody answers is answered with the agent's reject option

@@ -169,6 +169,8 @@ type stateNote struct {
 	StateSource string `json:"stateSource"`
 	Reason      string `json:"reason"`
 	Attention   bool   `json:"attention"`
+	Message     string `json:"message"`
+	Agent       string `json:"agent"`
 	Prompt      *struct {
 		PromptID string `json:"promptId"`
 		Kind     string `json:"kind"`
@@ -177,6 +179,11 @@ type stateNote struct {
 			ID    string `json:"id"`
 			Label string `json:"label"`
 		} `json:"options"`
+		Tool *struct {
+			Kind  string `json:"kind"`
+			Title string `json:"title"`
+			Input string `json:"input"`
+		} `json:"tool"`
 	} `json:"prompt"`
 }
 

@@ -15,7 +15,13 @@ type spawned struct {
 	SessionID string `json:"sessionId"`
 	Pid       int    `json:"pid"`
 	Agent     string `json:"agent"`
+	Name      string `json:"name"`
 	State     string `json:"state"`
+	AgentInfo *struct {
+		Name    string `json:"name"`
+		Title   string `json:"title"`
+		Version string `json:"version"`
+	} `json:"agentInfo"`
 }
 
 // A real bash asks a y/n question through the real agentd binary: blocked
