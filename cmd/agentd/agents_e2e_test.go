@@ -219,15 +219,14 @@ func TestClaudeHooksLagTheScreen(t *testing.T) {
 	b := c.waitPrompt(s.SessionID, new(int), time.Second)
 	c.mustCall("runtime_answer", map[string]any{"sessionId": s.SessionID, "promptId": b.Prompt.PromptID, "optionId": "1"}, nil)
 	c.waitState(s.SessionID, "done", &from, 60*time.Second)
-	sources := map[string]bool{}
-	for _, n := range c.stateNotes(s.SessionID) {
-		sources[n.note.StateSource] = true
-	}
-	for _, want := range []string{"screen", "hook", "osc"} {
-		if !sources[want] {
-			t.Errorf("no state came from %s; states: %v", want, c.states(s.SessionID))
-		}
-	}
+	// The hooks reached agentd for the turn's start and end too. Which
+	// source is first to tell a state is a race by design (OSC 7501, the
+	// frame and the hook say "working" within milliseconds, and a state
+	// told once is not told again), so no notified state's source is
+	// asserted beyond the screen's blocked above: under load the hook lost
+	// every race once ("no state came from hook").
+	waitLogLine(t, logPath, `event=UserPromptSubmit`, 20*time.Second)
+	waitLogLine(t, logPath, `event=Stop`, 20*time.Second)
 	if !hookAt.After(screenBlocked) {
 		t.Fatalf("the Notification hook (%s) came before the screen showed the prompt (%s)", hookAt, screenBlocked)
 	}
