@@ -212,8 +212,14 @@ func TestShellSessionFollowsAgent(t *testing.T) {
 	c.waitState(s.SessionID, "idle", &from, 10*time.Second)
 	// The person starts the demo agent from the shell prompt.
 	c.mustCall("session/input", map[string]any{"sessionId": s.SessionID, "data": agentdBinary(t) + " demo-agent\r"}, nil)
+	// Wait for the session to take the demo's rules. Not for a reason
+	// other than the shell's: a state is told when its agent, name,
+	// outcome or prompt changes, and when the demo's first frame came in
+	// two reads the session told idle (agent demo, still the shell's
+	// reason: half a start-up screen holds the state) and then its
+	// ready screen, idle again with the same key, was not told.
 	idle := c.waitState(s.SessionID, "idle", &from, 10*time.Second)
-	for idle.Reason == "process.shell_foreground" {
+	for idle.Agent != "demo" {
 		idle = c.waitState(s.SessionID, "idle", &from, 10*time.Second)
 	}
 	var list struct {
