@@ -69,12 +69,12 @@ fuzz:
 # The Neovim plugin's specs in headless Neovim 0.10 (and 0.12), against the
 # real agentd (installs Neovim privately; see editors/nvim/README.md).
 nvim:
-	bash editors/nvim/ci.sh
+	AGENTD_AGENTS_CACHE=$(AGENTS_CACHE) AGENTD_REQUIRE_AGENTS=1 bash editors/nvim/ci.sh
 
 # The VS Code extension: unit tests, then a real VS Code (code-server) with
 # the extension installed from its .vsix (see editors/vscode/README.md).
 vscode:
-	bash editors/vscode/ci.sh
+	AGENTD_AGENTS_CACHE=$(AGENTS_CACHE) AGENTD_REQUIRE_AGENTS=1 bash editors/vscode/ci.sh
 
 bench:
 	$(GO) test -run XXX -bench . -benchmem ./detect/ ./sessions/...

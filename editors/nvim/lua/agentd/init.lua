@@ -329,8 +329,23 @@ function M.statusline(opts)
   return require("agentd.statusline").render(opts)
 end
 
+---Agents that speak the Agent Client Protocol, each by its own ACP command:
+---`:Agentd new copilot-acp`. agentd runs them over ACP (no terminal: a
+---permission request is the blocked state itself).
+M.acp_agents = {
+  ["claude-acp"] = { argv = { "claude-agent-acp" } },
+  ["codex-acp"] = { argv = { "codex-acp" } },
+  ["gemini-acp"] = { argv = { "gemini", "--acp" } },
+  ["copilot-acp"] = { argv = { "copilot", "--acp" } },
+  ["qwen-acp"] = { argv = { "qwen", "--acp" } },
+  ["opencode-acp"] = { argv = { "opencode", "acp" } },
+}
+
 local function agent_names()
   local names = { demo = true, claude = true, codex = true, gemini = true, opencode = true }
+  for name in pairs(M.acp_agents) do
+    names[name] = true
+  end
   for name in pairs(config.get().agents) do
     names[name] = true
   end
@@ -346,7 +361,7 @@ local function agent_names()
 end
 M._agent_names = agent_names
 
----What `:Agentd new NAME` spawns: {argv, agent?, env?, name?}.
+---What `:Agentd new NAME` spawns: {argv, agent?, env?, name?, protocol?}.
 ---@return table|nil spec, string|nil err
 function M.resolve_agent(name, extra)
   local c = config.get()
@@ -361,6 +376,8 @@ function M.resolve_agent(name, extra)
     end
   elseif type(spec) == "table" then
     out = { argv = vim.deepcopy(spec) }
+  elseif M.acp_agents[name] then
+    out = { argv = vim.deepcopy(M.acp_agents[name].argv), protocol = "acp" }
   elseif name == "demo" then
     local bin, err = config.binary(c)
     if not bin then
@@ -406,6 +423,10 @@ function M.new(what, cb)
   if open == nil then
     open = c.open_on_new
   end
+  local acp = spec.protocol == "acp"
+  if acp then
+    open = false -- an ACP agent has no screen
+  end
   local params = {
     argv = spec.argv,
     cwd = spec.cwd or vim.fn.getcwd(),
@@ -414,6 +435,8 @@ function M.new(what, cb)
     name = spec.name,
     cols = c.cols,
     rows = c.rows,
+    protocol = acp and "acp" or nil,
+    authMethod = spec.authMethod,
   }
   -- The window first, so the agent starts at the size it is shown at.
   local buf
@@ -424,6 +447,9 @@ function M.new(what, cb)
     if serr then
       if buf and vim.api.nvim_buf_is_valid(buf) then
         vim.api.nvim_buf_delete(buf, { force = true })
+      end
+      if serr.code == rpc.codes.auth_required and type(serr.data) == "table" then
+        return M.login(spec, serr.data, cb)
       end
       ui().notify(
         ("agentd: could not start %s: %s"):format(table.concat(spec.argv, " "), serr.message or "?"),
@@ -436,7 +462,54 @@ function M.new(what, cb)
     if buf and vim.api.nvim_buf_is_valid(buf) then
       terminal().attach(s, buf)
     end
+    if result.loginSessionId then
+      -- The agent logs in in a terminal first: show the login agentd runs.
+      M.refresh(function()
+        local login = sessions.get(result.loginSessionId)
+        if login then
+          terminal().open(login)
+        end
+        cb(nil, s)
+      end)
+      return
+    end
     cb(nil, s)
+  end)
+end
+
+---An ACP agent that will not start before a login (error -32014): its
+---methods are offered with vim.ui.select. A terminal method runs as a
+---session of its own (agentd runs the command the agent named) and opens in
+---a terminal buffer; the agent starts when it ends well. An env_var method
+---says what to set.
+function M.login(spec, data, cb)
+  local info = type(data.agentInfo) == "table" and data.agentInfo or {}
+  local who = (info.title and info.title ~= "" and info.title) or info.name or spec.argv[1]
+  local methods = type(data.authMethods) == "table" and data.authMethods or {}
+  if #methods == 0 then
+    local msg = ("agentd: %s needs you to log in (%s) and offers no way to from here"):format(who, data.message or "?")
+    ui().notify(msg, vim.log.levels.ERROR)
+    return cb({ message = msg })
+  end
+  vim.ui.select(methods, {
+    prompt = ("%s needs you to log in: %s"):format(who, data.message or ""),
+    kind = "agentd.login",
+    format_item = function(m)
+      local d = m.description and m.description ~= "" and (" — " .. m.description) or ""
+      return (m.name or m.id) .. d
+    end,
+  }, function(m)
+    if not m then
+      return cb({ message = "no login method chosen" })
+    end
+    if m.type == "env_var" then
+      local msg = ("agentd: %s: set %s in its env, then start it again"):format(who, table.concat(m.vars or {}, ", "))
+      ui().notify(msg, vim.log.levels.WARN)
+      return cb({ message = msg })
+    end
+    local again = vim.deepcopy(spec)
+    again.authMethod = m.id
+    M.new(again, cb)
   end)
 end
 

@@ -35,6 +35,7 @@ M.codes = {
   session_exited = -32011,
   spawn_failed = -32012,
   input_backlog = -32013,
+  auth_required = -32014,
   blocked = -32020,
   sessions_running = -32040,
   incompatible = -32041,

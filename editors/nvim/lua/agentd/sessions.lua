@@ -67,6 +67,8 @@ function M.upsert(obj)
   s.pid = obj.pid or s.pid
   s.cols = obj.cols or s.cols
   s.rows = obj.rows or s.rows
+  s.agentInfo = obj.agentInfo or s.agentInfo
+  s.loginSessionId = obj.loginSessionId or s.loginSessionId
   if obj.exit then
     s.exit = obj.exit
   end
@@ -81,6 +83,7 @@ function M.upsert(obj)
     s.reason = obj.reason
     s.since = obj.since
     s.prompt = obj.prompt
+    s.message = obj.message
   end
   return s
 end
@@ -103,6 +106,7 @@ function M.apply(n)
   s.reason = n.reason
   s.since = n.since
   s.prompt = n.prompt
+  s.message = n.message
   return s, previous
 end
 

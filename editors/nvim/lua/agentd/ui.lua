@@ -7,6 +7,24 @@ local statusline = require("agentd.statusline")
 
 local M = {}
 
+---The question, with what an ACP permission is about when the question does
+---not say it already ("Allow?" twice reads the same; the command or the path
+---tells them apart).
+---@return string
+function M.prompt_text(p)
+  local q = p.question or ""
+  local tool = type(p.tool) == "table" and p.tool or {}
+  local input = tool.input
+  if type(input) ~= "string" or input == "" or q:find(input, 1, true) then
+    return q ~= "" and q or "(a prompt)"
+  end
+  local kind = (tool.kind and tool.kind ~= "" and tool.kind ~= "other") and (tool.kind .. ": ") or ""
+  if q == "" then
+    return kind .. input
+  end
+  return ("%s (%s%s)"):format(q, kind, input)
+end
+
 local function notify(msg, level)
   vim.notify(msg, level or vim.log.levels.INFO, { title = "agentd" })
 end
@@ -76,7 +94,10 @@ function M.answer(s, prompt, cb)
   if prompt.freeform then
     table.insert(items, { freeform = true })
   end
-  local question = prompt.question and prompt.question ~= "" and prompt.question or "Answer"
+  local question = M.prompt_text(prompt)
+  if question == "" then
+    question = "Answer"
+  end
   vim.ui.select(items, {
     prompt = ("%s: %s"):format(sessions.label(s), question),
     kind = "agentd.prompt",
@@ -166,7 +187,7 @@ local function notice_lines(s, width)
     end
   end
   add(truncate(sessions.label(s) .. " needs you", width), "AgentdNoticeTitle")
-  for _, l in ipairs(wrap(p.question or "(a prompt)", width)) do
+  for _, l in ipairs(wrap(M.prompt_text(p), width)) do
     add(l, "AgentdNoticeQuestion")
   end
   for _, o in ipairs(p.options or {}) do
@@ -326,7 +347,8 @@ function M.on_state(s, n)
   elseif s.state == "done" and c.notify.done then
     notify(("agentd: %s finished (%s)"):format(sessions.label(s), s.outcome or "unknown"))
   elseif s.state == "error" and c.notify.error then
-    notify(("agentd: %s reports an error (%s)"):format(sessions.label(s), s.reason or "?"), vim.log.levels.ERROR)
+    local msg = s.message and s.message ~= "" and (": " .. s.message) or ""
+    notify(("agentd: %s reports an error (%s)%s"):format(sessions.label(s), s.reason or "?", msg), vim.log.levels.ERROR)
   end
 end
 
