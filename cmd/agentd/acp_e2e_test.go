@@ -194,6 +194,23 @@ func TestGeminiACPThroughAgentd(t *testing.T) {
 	acpFlow(t, l.Argv, l.Env, d.Work, "gemini-acp", "proceed_once", "cancel", false)
 }
 
+// The real Copilot CLI over ACP (copilot --acp), offline with its own model
+// on a fake chat-completions server: its own option ids and labels.
+func TestCopilotACPThroughAgentd(t *testing.T) {
+	bin := requireAgent(t, "copilot")
+	d, err := lab.NewDirs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := acpScript(func(f string) *fakemodel.ToolCall { return lab.CopilotBash("touch "+f, "Create "+f) })
+	l, _, err := lab.Copilot(bin, d, script, "--acp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Cleanup()
+	acpFlow(t, l.Argv, l.Env, d.Work, "copilot-acp", "allow_once", "reject_once", false)
+}
+
 // A permission nobody answers is answered with the agent's reject option
 // when --permission-timeout passes, and the state says so.
 func TestACPPermissionTimeout(t *testing.T) {
