@@ -211,6 +211,23 @@ func TestCopilotACPThroughAgentd(t *testing.T) {
 	acpFlow(t, l.Argv, l.Env, d.Work, "copilot-acp", "allow_once", "reject_once", false)
 }
 
+// The real OpenCode over ACP (opencode acp), offline against a fake
+// chat-completions server.
+func TestOpenCodeACPThroughAgentd(t *testing.T) {
+	bin := requireAgent(t, "opencode")
+	d, err := lab.NewDirs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := acpScript(func(f string) *fakemodel.ToolCall { return lab.OpenCodeBash("touch "+f, "Create "+f) })
+	l, _, err := lab.OpenCode(bin, d, script, "acp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Cleanup()
+	acpFlow(t, l.Argv, l.Env, d.Work, "opencode-acp", "once", "reject", false)
+}
+
 // A permission nobody answers is answered with the agent's reject option
 // when --permission-timeout passes, and the state says so.
 func TestACPPermissionTimeout(t *testing.T) {
