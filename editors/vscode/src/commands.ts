@@ -9,7 +9,7 @@ import { agentChoices, AgentChoice } from './agents';
 import { isAgentdError } from './client';
 import { Ctx } from './ctx';
 import { age, agentIcon, sessionName, splitCommandLine, stateLabel } from './format';
-import { ErrorCodes, Session } from './protocol';
+import { AuthMethod, AuthRequiredData, ErrorCodes, Session, SpawnParams } from './protocol';
 
 type SessionArg = string | { sessionId: string } | undefined;
 
@@ -122,7 +122,7 @@ async function newSession(ctx: Ctx): Promise<void> {
   }
   const known = ctx.knownAgents();
   const cwd = workspaceCwd();
-  const params = {
+  const params: SpawnParams = {
     argv: choice.argv,
     cwd,
     env: choice.env,
@@ -130,12 +130,21 @@ async function newSession(ctx: Ctx): Promise<void> {
     agent: choice.agent && known.has(choice.agent) ? choice.agent : undefined,
     name: uniqueName(ctx, choice.label),
   };
+  if (choice.protocol === 'acp') {
+    // An ACP agent has no screen: no terminal. It names itself (agentInfo).
+    params.protocol = 'acp';
+    params.name = undefined;
+  }
   try {
     // With a terminal, the session starts at the terminal's size.
-    const s = ctx.config.openTerminalOnStart ? await ctx.terminals.spawn(params, choice.icon) : await ctx.agentd.spawn(params);
+    const s = ctx.config.openTerminalOnStart && choice.protocol !== 'acp' ? await ctx.terminals.spawn(params, choice.icon) : await ctx.agentd.spawn(params);
     ctx.store.upsert(s);
     ctx.log(`[client] started ${s.sessionId} (${s.agent}, ${s.cols}x${s.rows}): ${choice.argv.join(' ')} in ${cwd}`);
   } catch (e) {
+    if (isAgentdError(e, ErrorCodes.AuthRequired)) {
+      await logIn(ctx, params, choice.label, e.data as AuthRequiredData);
+      return;
+    }
     if (isAgentdError(e, ErrorCodes.SpawnFailed)) {
       const b = await vscode.window.showErrorMessage(`Could not start ${choice.label}: ${(e as Error).message}`, 'Open Settings');
       if (b) await vscode.commands.executeCommand('workbench.action.openSettings', 'agentd.agents');
@@ -143,6 +152,44 @@ async function newSession(ctx: Ctx): Promise<void> {
     }
     throw e;
   }
+}
+
+interface MethodButton extends vscode.MessageItem {
+  method: AuthMethod;
+}
+
+/**
+ * An ACP agent that will not start before a login: its methods become the
+ * notice's buttons. A terminal method runs as a session of its own (agentd
+ * runs the command the agent named), shown in a terminal; the agent starts
+ * when the login ends well. An env_var method names what to set.
+ */
+export async function logIn(ctx: Pick<Ctx, 'agentd' | 'store' | 'terminals' | 'log'>, params: SpawnParams, label: string, data: AuthRequiredData | undefined): Promise<Session | undefined> {
+  const who = data?.agentInfo?.title || data?.agentInfo?.name || label;
+  const methods = data?.authMethods ?? [];
+  if (methods.length === 0) {
+    void vscode.window.showErrorMessage(`${who} needs you to log in (${data?.message ?? 'authentication required'}), and offers no way to from here.`);
+    return undefined;
+  }
+  const buttons: MethodButton[] = methods.map((m) => ({ title: m.name || m.id, method: m }));
+  const pick = await vscode.window.showWarningMessage(`${who} needs you to log in: ${data?.message ?? ''}`.trim(), ...buttons);
+  if (!pick) return undefined;
+  const m = pick.method;
+  if (m.type === 'env_var') {
+    void vscode.window.showInformationMessage(`${who}: set ${(m.vars ?? []).join(', ')} in this agent's env (agentd.agents.acp), then start it again.`);
+    return undefined;
+  }
+  const s = await ctx.agentd.spawn({ ...params, authMethod: m.id });
+  ctx.store.upsert(s);
+  ctx.log(`[client] ${s.sessionId} (${who}) logs in with ${m.id}${s.loginSessionId ? ` in ${s.loginSessionId}` : ''}`);
+  if (s.loginSessionId) {
+    const login = (await ctx.agentd.list()).find((x) => x.sessionId === s.loginSessionId);
+    if (login) {
+      ctx.store.upsert(login);
+      ctx.terminals.show(login);
+    }
+  }
+  return s;
 }
 
 let lastTarget: string | undefined;

@@ -1,7 +1,7 @@
 // Reads the `agentd.*` settings (package.json "contributes.configuration").
 import * as vscode from 'vscode';
 
-import { AgentCommands, CustomAgent } from './agents';
+import { ACPAgent, AgentCommands, CustomAgent, DEFAULT_ACP_AGENTS } from './agents';
 
 export interface Config {
   /** agentd's path; "agentd" (looked up on PATH) when the setting is empty. */
@@ -37,6 +37,7 @@ export function readConfig(): Config {
       opencode: strings('agents.opencode', ['opencode']),
       shell: strings('agents.shell', []),
       custom: c.get<CustomAgent[]>('agents.custom') ?? [],
+      acp: c.get<ACPAgent[]>('agents.acp') ?? DEFAULT_ACP_AGENTS,
     },
     notify: {
       blocked: c.get<boolean>('notifications.blocked') ?? true,

@@ -2,7 +2,7 @@
 // labels, agent icons, and splitting a typed command line. Pure functions;
 // nothing here imports `vscode`.
 import { Counts } from './sessions';
-import { Session, StateName } from './protocol';
+import { Prompt, Session, StateName } from './protocol';
 
 /** Codicon per state, for the badge and the tree. */
 export const STATE_ICONS: Record<StateName, string> = {
@@ -118,4 +118,16 @@ export function splitCommandLine(line: string): string[] {
   if (quote) throw new Error(`unclosed ${quote} quote in: ${line}`);
   if (inWord) argv.push(cur);
   return argv;
+}
+
+/**
+ * The question, with what an ACP permission is about when the question
+ * does not already say it ("Allow?" twice reads the same; the command or
+ * path tells them apart).
+ */
+export function promptText(prompt: Prompt): string {
+  const input = prompt.tool?.input;
+  if (!input || prompt.question.includes(input)) return prompt.question;
+  const kind = prompt.tool?.kind && prompt.tool.kind !== 'other' ? `${prompt.tool.kind}: ` : '';
+  return prompt.question ? `${prompt.question} (${kind}${input})` : `${kind}${input}`;
 }

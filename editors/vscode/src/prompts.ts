@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 
 import { Agentd, isAgentdError } from './client';
 import { Config } from './config';
-import { sessionName } from './format';
+import { promptText, sessionName } from './format';
 import { ErrorCodes, Prompt, PromptOption, Session, StateNotification } from './protocol';
 import { SessionStore } from './sessions';
 
@@ -65,9 +65,10 @@ export class Prompts {
         .showInformationMessage(`${sessionName(s)} finished its turn${how}.`, 'Open Terminal')
         .then((b) => b && this.openTerminal(s.sessionId));
     } else if (n.state === 'error' && notify.error) {
-      void vscode.window
-        .showErrorMessage(`${sessionName(s)} reports an error it cannot continue from (${n.reason}).`, 'Open Terminal')
-        .then((b) => b && this.openTerminal(s.sessionId));
+      // A terminal login in progress (acp.login) opens the login's terminal.
+      const target = s.loginSessionId ?? s.sessionId;
+      const text = n.message ? `${sessionName(s)}: ${n.message} (${n.reason})` : `${sessionName(s)} reports an error it cannot continue from (${n.reason}).`;
+      void vscode.window.showErrorMessage(text, 'Open Terminal').then((b) => b && this.openTerminal(target));
     }
   }
 
@@ -79,7 +80,7 @@ export class Prompts {
     const buttons: OptionButton[] = prompt.options.slice(0, MAX_BUTTONS).map((o) => ({ title: buttonLabel(o.label), optionId: o.id, label: o.label }));
     if (prompt.options.length > MAX_BUTTONS || prompt.freeform) buttons.push({ title: 'More…', more: true });
     if (buttons.length === 0) buttons.push({ title: 'Open Terminal', terminal: true });
-    const pick = await vscode.window.showWarningMessage(`${sessionName(s)} ${lead}: ${prompt.question}`, ...buttons);
+    const pick = await vscode.window.showWarningMessage(`${sessionName(s)} ${lead}: ${promptText(prompt)}`, ...buttons);
     if (!pick) return;
     if (pick.terminal) return this.openTerminal(s.sessionId);
     if (pick.more || pick.optionId === undefined) return this.pick(s.sessionId, prompt);
@@ -133,7 +134,7 @@ export class Prompts {
     const s = this.store.get(sessionId);
     const name = s ? sessionName(s) : sessionId;
     const qp = vscode.window.createQuickPick<AnswerItem>();
-    qp.title = `${name}: ${prompt.question}`;
+    qp.title = `${name}: ${promptText(prompt)}`;
     qp.placeholder = prompt.freeform ? 'Pick an answer or type one; agentd types it for you' : 'Pick an answer; agentd types it for you';
     qp.ignoreFocusOut = true;
     qp.matchOnDescription = true;

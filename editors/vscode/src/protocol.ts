@@ -23,6 +23,7 @@ export const ErrorCodes = {
   SessionExited: -32011,
   SpawnFailed: -32012,
   InputBacklog: -32013,
+  AuthRequired: -32014,
   SessionBlocked: -32020,
   PromptStale: -32021,
   OptionUnknown: -32022,
@@ -83,12 +84,49 @@ export interface PromptOption {
   selected?: boolean;
 }
 
+/** The tool call an ACP permission asks about. */
+export interface PromptTool {
+  /** ACP's: read, edit, delete, move, search, execute, think, fetch, switch_mode, other. */
+  kind?: string;
+  title?: string;
+  /** One short line: the command, the paths or the URL. */
+  input?: string;
+}
+
 export interface Prompt {
   promptId: string;
   kind: PromptKind | string;
   question: string;
   options: PromptOption[];
   freeform: boolean;
+  tool?: PromptTool;
+}
+
+/** A way to log in that an ACP agent offers (data of -32014). */
+export interface AuthMethod {
+  id: string;
+  name: string;
+  description?: string;
+  /** agent: the agent logs in itself; env_var: set `vars`; terminal: run `command args` in a terminal. */
+  type: 'agent' | 'env_var' | 'terminal' | string;
+  vars?: string[];
+  command?: string;
+  args?: string[];
+  label?: string;
+}
+
+/** What an ACP agent said of itself in initialize. */
+export interface ACPAgentInfo {
+  name?: string;
+  title?: string;
+  version?: string;
+}
+
+/** The data of a -32014 spawn error. */
+export interface AuthRequiredData {
+  agentInfo: ACPAgentInfo;
+  message: string;
+  authMethods: AuthMethod[];
 }
 
 export interface Exit {
@@ -114,6 +152,8 @@ export interface SpawnParams {
   protocol?: 'pty' | 'acp';
   hooks?: boolean;
   name?: string;
+  /** ACP: the login method to use, one a -32014 error listed. */
+  authMethod?: string;
 }
 
 export interface Session {
@@ -133,6 +173,12 @@ export interface Session {
   prompt?: Prompt | null;
   exit?: Exit | null;
   origin?: Origin | null;
+  /** The agent's own words for an error state. */
+  message?: string;
+  /** ACP sessions: what the agent said of itself. */
+  agentInfo?: ACPAgentInfo;
+  /** ACP sessions: the PTY session running the agent's terminal login. */
+  loginSessionId?: string;
 }
 
 export interface ListResult {
@@ -225,6 +271,8 @@ export interface StateNotification {
   /** True at most once per session and state within the cooldown: pop a notice only then. */
   attention: boolean;
   prompt?: Prompt | null;
+  /** The agent's own words for an error state. */
+  message?: string;
 }
 
 /** `session/output`: `dropped` bytes were missed, and `data` is then a repaint. */

@@ -50,7 +50,7 @@ export class SessionStore {
     }
     const keepState = time(old.since) >= time(s.since) || old.state === 'exited';
     const merged: Session = keepState
-      ? { ...s, state: old.state, outcome: old.outcome, stateSource: old.stateSource, reason: old.reason, since: old.since, prompt: old.prompt, exit: old.exit ?? s.exit }
+      ? { ...s, state: old.state, outcome: old.outcome, stateSource: old.stateSource, reason: old.reason, since: old.since, prompt: old.prompt, message: old.message, exit: old.exit ?? s.exit }
       : { ...s };
     if (old.name && !s.name) merged.name = old.name;
     this.sessions.set(s.sessionId, merged);
@@ -83,6 +83,7 @@ export class SessionStore {
       reason: n.reason,
       since: n.since,
       prompt: n.state === 'blocked' ? (n.prompt ?? null) : null,
+      message: n.message,
     };
     this.sessions.set(n.sessionId, next);
     this.changeEmitter.fire({ sessionId: n.sessionId, previous: old?.state, notification: n });

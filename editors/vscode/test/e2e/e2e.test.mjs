@@ -10,10 +10,18 @@
 import { after, before, test as nodeTest } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 import { need, startWorkbench, waitFor } from './workbench.mjs';
 
 const AGENTD = need('AGENTD_BIN');
+// The real Copilot CLI from the pinned agents (make agents): over ACP,
+// offline, with no login, it asks for one. With AGENTD_REQUIRE_AGENTS set
+// (make test) a missing one fails the step; otherwise the step is skipped.
+const COPILOT = join(process.env.AGENTD_AGENTS_CACHE || join(homedir(), '.cache', 'agentd-agents'), 'node_modules', '.bin', 'copilot');
+const COPILOT_HOME = mkdtempSync(join(tmpdir(), 'agentd-e2e-copilot-'));
 let wbx;
 let wb;
 let page;
@@ -58,6 +66,8 @@ before(async () => {
       'agentd.cooldown': '1s',
       'agentd.trace.server': 'messages',
       'agentd.agents.custom': [{ name: 'Demo agent', command: [AGENTD, 'demo-agent'] }],
+      // A HOME of its own: no login of the machine's user is found.
+      'agentd.agents.acp': [{ name: 'Copilot (ACP)', command: [COPILOT, '--acp'], env: { HOME: COPILOT_HOME, COPILOT_AUTO_UPDATE: 'false' } }],
       'workbench.startupEditor': 'none',
       'workbench.tips.enabled': false,
       'workbench.secondarySideBar.defaultVisibility': 'hidden',
@@ -265,3 +275,36 @@ test("killing the daemon: its keeper ends the agent, and the window says which s
   await wb.pickQuickItem('Demo agent');
   await badgeSays(/1 idle/, 15_000);
 });
+
+const copilotMissing = !existsSync(COPILOT) && !process.env.AGENTD_REQUIRE_AGENTS;
+nodeTest(
+  'an ACP agent that needs a login: the notification offers its method, and the login runs in a terminal',
+  { skip: copilotMissing && `Copilot CLI is not installed at ${COPILOT} (make agents installs it)` },
+  async () => {
+    if (failed) throw new Error(`not run: "${failed}" failed`);
+    assert.ok(existsSync(COPILOT), `Copilot CLI is installed at ${COPILOT} (make agents)`);
+    await wb.clearNotifications();
+    await wb.runCommand('agentd: New Agent Session');
+    await wb.pickQuickItem('Copilot (ACP)');
+    const toast = await wb.notification('needs you to log in');
+    assert.match((await toast.textContent()) ?? '', /Copilot needs you to log in: Authentication required/);
+    const buttons = (await toast.locator('.monaco-button').allTextContents()).map((t) => t.trim()).filter(Boolean);
+    assert.deepEqual(buttons, ['Log in with Copilot CLI']);
+    await wb.shot('16-acp-login-notification');
+    await toast.locator('.monaco-button', { hasText: 'Log in with Copilot CLI' }).click();
+    // agentd runs the login Copilot named ("copilot login"), in a terminal
+    // of its own; offline it waits for a browser that never comes.
+    await waitFor('copilot login in the terminal', async () => /Waiting for authorization/.test(await wb.terminalText()), 60_000);
+    await rowWith('Copilot Login');
+    await rowWith('GitHub Copilot CLI', 'error');
+    // copilot login opens the authorization page through the editor's own
+    // browser opener (code-server asks first): a person would authorize
+    // there. Offline nobody can, so the dialog is shown and closed.
+    const dialog = page.locator('.monaco-dialog-box');
+    if (await dialog.isVisible()) {
+      await wb.shot('17-acp-login-opens-browser');
+      await dialog.locator('.monaco-button', { hasText: 'Cancel' }).click();
+    }
+    await wb.shot('18-acp-login-terminal');
+  },
+);

@@ -2,8 +2,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { agentChoices } from '../../src/agents';
-import { badgeText, duration, splitCommandLine, stateLabel, urgentState } from '../../src/format';
+import { agentChoices, DEFAULT_ACP_AGENTS } from '../../src/agents';
+import { badgeText, duration, promptText, splitCommandLine, stateLabel, urgentState } from '../../src/format';
 import { Session } from '../../src/protocol';
 import { Counts } from '../../src/sessions';
 
@@ -46,19 +46,42 @@ test('a typed command line splits into argv like a shell splits words, without a
   assert.throws(() => splitCommandLine('echo "open'), /unclosed " quote/);
 });
 
-test('New Agent Session offers the built-in agents, a shell and the custom entries', () => {
+test('New Agent Session offers the built-in agents, a shell, the custom entries and the ACP agents', () => {
   const c = agentChoices(
-    { claudeCode: ['claude'], codex: ['codex', '--full-auto'], gemini: ['gemini'], opencode: [], shell: [], custom: [{ name: 'Demo', command: ['agentd', 'demo-agent'] }, { name: 'broken', command: [] }] },
+    {
+      claudeCode: ['claude'],
+      codex: ['codex', '--full-auto'],
+      gemini: ['gemini'],
+      opencode: [],
+      shell: [],
+      custom: [{ name: 'Demo', command: ['agentd', 'demo-agent'] }, { name: 'broken', command: [] }, { name: 'Kilo', command: ['kilo', 'acp'], protocol: 'acp' }],
+      acp: DEFAULT_ACP_AGENTS,
+    },
     '/bin/zsh',
   );
   assert.deepEqual(
-    c.map((x) => [x.label, x.argv.join(' '), x.agent]),
+    c.map((x) => [x.label, x.argv.join(' '), x.agent, x.protocol]),
     [
-      ['Claude Code', 'claude', 'claude'],
-      ['Codex', 'codex --full-auto', 'codex'],
-      ['Gemini CLI', 'gemini', 'gemini'],
-      ['Shell', '/bin/zsh', 'shell'],
-      ['Demo', 'agentd demo-agent', undefined],
+      ['Claude Code', 'claude', 'claude', undefined],
+      ['Codex', 'codex --full-auto', 'codex', undefined],
+      ['Gemini CLI', 'gemini', 'gemini', undefined],
+      ['Shell', '/bin/zsh', 'shell', undefined],
+      ['Demo', 'agentd demo-agent', undefined, undefined],
+      ['Kilo', 'kilo acp', undefined, 'acp'],
+      ['Claude Code (ACP)', 'claude-agent-acp', undefined, 'acp'],
+      ['Codex (ACP)', 'codex-acp', undefined, 'acp'],
+      ['Gemini CLI (ACP)', 'gemini --acp', undefined, 'acp'],
+      ['Copilot (ACP)', 'copilot --acp', undefined, 'acp'],
+      ['Qwen Code (ACP)', 'qwen --acp', undefined, 'acp'],
+      ['OpenCode (ACP)', 'opencode acp', undefined, 'acp'],
     ],
   );
+});
+
+test('an ACP permission says what it is about when its question does not', () => {
+  const base = { promptId: 'p', kind: 'permission', options: [], freeform: false };
+  assert.equal(promptText({ ...base, question: 'Allow?', tool: { kind: 'execute', input: 'touch a.txt' } }), 'Allow? (execute: touch a.txt)');
+  assert.equal(promptText({ ...base, question: '`touch a.txt`', tool: { kind: 'execute', input: 'touch a.txt' } }), '`touch a.txt`');
+  assert.equal(promptText({ ...base, question: '', tool: { kind: 'other', input: '/etc/hosts' } }), '/etc/hosts');
+  assert.equal(promptText({ ...base, question: 'Do you want to proceed?' }), 'Do you want to proceed?');
 });
