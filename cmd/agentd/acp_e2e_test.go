@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -64,7 +65,7 @@ func acpFlow(t *testing.T, argv, env []string, work string, agent, allow, reject
 		for _, o := range b.Prompt.Options {
 			ids = append(ids, o.ID)
 		}
-		if !strings.Contains(strings.Join(ids, ","), allow) || !strings.Contains(strings.Join(ids, ","), reject) {
+		if !slices.Contains(ids, allow) || !slices.Contains(ids, reject) {
 			t.Fatalf("%s: options %v, want the agent's own %s and %s", name, ids, allow, reject)
 		}
 		// The prompt says which command it is about, so that three
@@ -74,7 +75,7 @@ func acpFlow(t *testing.T, argv, env []string, work string, agent, allow, reject
 		if tool := b.Prompt.Tool; tool == nil || !strings.Contains(tool.Input+"\n"+tool.Title, "touch "+name+".txt") || tool.Kind == "" {
 			t.Errorf("%s: prompt tool %+v, want its kind and the command touch %s.txt", name, tool, name)
 		} else {
-			t.Logf("%s: asked %q about %s %q", name, b.Prompt.Question, tool.Kind, tool.Input)
+			t.Logf("%s: asked %q about %s %q; options %v", name, b.Prompt.Question, tool.Kind, tool.Input, ids)
 		}
 		if b.Agent != agent {
 			t.Errorf("%s: blocked state names agent %q, want %q", name, b.Agent, agent)
@@ -177,6 +178,32 @@ func TestClaudeACPThroughAgentd(t *testing.T) {
 	}
 	defer l.Cleanup()
 	acpFlow(t, l.Argv, l.Env, d.Work, "claude-code-acp", "allow", "reject", true)
+}
+
+// The renamed adapter, @agentclientprotocol/claude-agent-acp, in the mode
+// its settings ask for (defaultMode "default": ask first).
+func TestClaudeAgentACPThroughAgentd(t *testing.T) {
+	bin := requireAgent(t, "claude-agent-acp")
+	d, err := lab.NewDirs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// This adapter offers Claude Code's own Bash (not mcp__acp__Bash), which
+	// runs the command itself rather than in a terminal agentd hosts.
+	script := acpScript(func(f string) *fakemodel.ToolCall { return lab.ClaudeBash("touch "+f, "Create "+f) })
+	l, srv, err := lab.ClaudeAgentACP(bin, d, script, lab.ClaudeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Cleanup()
+	defer func() {
+		if t.Failed() {
+			for _, r := range srv.Requests() {
+				t.Logf("model request: last %q tools %v", r.LastUser, r.Tools)
+			}
+		}
+	}()
+	acpFlow(t, l.Argv, l.Env, d.Work, "claude-agent-acp", "allow-once", "reject", false)
 }
 
 func TestGeminiACPThroughAgentd(t *testing.T) {
