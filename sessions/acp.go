@@ -124,6 +124,7 @@ func (s *Session) nameACP(spec SpawnSpec, info acp.AgentInfo) {
 	}
 	switch {
 	case s.manifest.Name != detect.Generic && s.manifest.Display != "":
+		// A display manifest named it already (Spawn).
 	case info.Title != "":
 		s.Name = info.Title
 	case info.Name != "":
