@@ -255,6 +255,30 @@ func TestOpenCodeACPThroughAgentd(t *testing.T) {
 	acpFlow(t, l.Argv, l.Env, d.Work, "opencode-acp", "once", "reject", false)
 }
 
+// The real Qwen Code over ACP (qwen --acp), offline against a fake
+// chat-completions server, asking first (tools.approvalMode "default").
+func TestQwenACPThroughAgentd(t *testing.T) {
+	bin := requireAgent(t, "qwen")
+	d, err := lab.NewDirs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := acpScript(func(f string) *fakemodel.ToolCall { return lab.QwenShell("touch "+f, "Create "+f) })
+	l, srv, err := lab.Qwen(bin, d, script, "--acp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Cleanup()
+	defer func() {
+		if t.Failed() {
+			for _, r := range srv.Requests() {
+				t.Logf("model request: last %q tools %v", r.LastUser, r.Tools)
+			}
+		}
+	}()
+	acpFlow(t, l.Argv, l.Env, d.Work, "qwen-acp", "proceed_once", "cancel", false)
+}
+
 // A permission nobody answers is answered with the agent's reject option
 // when --permission-timeout passes, and the state says so.
 func TestACPPermissionTimeout(t *testing.T) {
