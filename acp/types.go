@@ -200,21 +200,30 @@ type AuthRequiredError struct {
 	Step string
 }
 
-func (e *AuthRequiredError) Error() string {
-	who := e.Agent.Title
-	if who == "" {
-		who = e.Agent.Name
+// Who names the agent for a person: its title, else its name.
+func (e *AuthRequiredError) Who() string {
+	switch {
+	case e.Agent.Title != "":
+		return e.Agent.Title
+	case e.Agent.Name != "":
+		return e.Agent.Name
 	}
-	if who == "" {
-		who = "the agent"
-	}
+	return "the agent"
+}
+
+// MethodIDs are the ids of the methods offered, in order.
+func (e *AuthRequiredError) MethodIDs() []string {
 	ids := make([]string, len(e.Methods))
 	for i, m := range e.Methods {
 		ids[i] = m.ID
 	}
-	msg := fmt.Sprintf("acp: %s requires authentication at %s (%s)", who, e.Step, e.Message)
-	if len(ids) > 0 {
-		msg += fmt.Sprintf("; choose an authMethod of %q", ids)
+	return ids
+}
+
+func (e *AuthRequiredError) Error() string {
+	msg := fmt.Sprintf("acp: %s requires authentication at %s (%s)", e.Who(), e.Step, e.Message)
+	if len(e.Methods) > 0 {
+		msg += fmt.Sprintf("; choose an authMethod of %q", e.MethodIDs())
 	}
 	return msg
 }

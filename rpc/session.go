@@ -14,19 +14,8 @@ import (
 // authRequired is the spawn error for an ACP agent that wants a login: it
 // names the agent and carries the ways it offers, for the editor to offer.
 func authRequired(e *acp.AuthRequiredError) *jsonrpc2.Error {
-	who := e.Agent.Title
-	if who == "" {
-		who = e.Agent.Name
-	}
-	if who == "" {
-		who = "the agent"
-	}
-	ids := make([]string, len(e.Methods))
-	for i, m := range e.Methods {
-		ids[i] = m.ID
-	}
 	je := &jsonrpc2.Error{Code: CodeAuthRequired,
-		Message: fmt.Sprintf("session/spawn: %s needs you to log in (%s); spawn again with authMethod, one of %q", who, e.Message, ids)}
+		Message: fmt.Sprintf("session/spawn: %s needs you to log in (%s); spawn again with authMethod, one of %q", e.Who(), e.Message, e.MethodIDs())}
 	methods := e.Methods
 	if methods == nil {
 		methods = []acp.AuthMethod{}
