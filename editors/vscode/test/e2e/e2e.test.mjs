@@ -298,13 +298,15 @@ nodeTest(
     await rowWith('Copilot Login');
     await rowWith('GitHub Copilot CLI', 'error');
     // copilot login opens the authorization page through the editor's own
-    // browser opener (code-server asks first): a person would authorize
-    // there. Offline nobody can, so the dialog is shown and closed.
-    const dialog = page.locator('.monaco-dialog-box');
-    if (await dialog.isVisible()) {
-      await wb.shot('17-acp-login-opens-browser');
-      await dialog.locator('.monaco-button', { hasText: 'Cancel' }).click();
-    }
+    // browser opener (the login's environment is the window's, and
+    // code-server asks first): a person would authorize there. Offline
+    // nobody can, so the dialog is shown and closed.
+    const dialog = page.locator('.monaco-dialog-box', { hasText: 'open the external website' });
+    await dialog.waitFor({ state: 'visible', timeout: 30_000 });
+    assert.match((await dialog.textContent()) ?? '', /github\.com\/login\/oauth\/authorize/);
+    await wb.shot('17-acp-login-opens-browser');
+    await dialog.locator('.monaco-button', { hasText: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'hidden', timeout: 10_000 });
     await wb.shot('18-acp-login-terminal');
   },
 );
