@@ -49,22 +49,36 @@ func spawnNeedingAuth(t *testing.T, c *client, params map[string]any) authData {
 	return d
 }
 
-// The real Copilot CLI, offline, with its bring-your-own-model variables
-// unset: session/new answers auth_required. The spawn error names Copilot
-// and carries its login method with the command the agent gave. Spawned
-// with that method, the login runs as a session of its own, the real
-// "copilot login": it waits for a browser that never comes here, so this
-// test stops it, and the ACP session ends saying why. (The login that
-// succeeds is TestACPTerminalLoginThenSession's, on a stand-in.)
-func TestCopilotACPNeedsLogin(t *testing.T) {
-	bin := requireAgent(t, "copilot")
+// copilotDeviceMarkers are the variables that make Copilot 1.0.102's
+// "copilot login" use GitHub's device code instead of opening a browser
+// (found by setting each by hand; CI=false counts too). Offline the device
+// code cannot be fetched and the login fails at once; a CI runner sets CI.
+var copilotDeviceMarkers = []string{"CI", "BUILD_NUMBER", "RUN_ID", "CODESPACES", "SSH_CONNECTION", "SSH_CLIENT", "SSH_TTY"}
+
+// copilotLoginSpawn is the spawn of the real Copilot CLI over ACP, offline,
+// with its bring-your-own-model variables and tokens unset, so session/new
+// answers auth_required.
+func copilotLoginSpawn(t *testing.T, bin string) map[string]any {
 	home, work := t.TempDir(), t.TempDir()
-	c := startAgentd(t)
 	env := map[string]*string{"HOME": &home, "COPILOT_AUTO_UPDATE": ptr("false")}
 	for _, k := range []string{"COPILOT_OFFLINE", "COPILOT_PROVIDER_BASE_URL", "COPILOT_PROVIDER_API_KEY", "COPILOT_MODEL", "GH_TOKEN", "GITHUB_TOKEN", "COPILOT_GITHUB_TOKEN"} {
 		env[k] = nil
 	}
-	params := map[string]any{"argv": []string{bin, "--acp"}, "cwd": work, "env": env, "protocol": "acp", "agent": "copilot"}
+	return map[string]any{"argv": []string{bin, "--acp"}, "cwd": work, "env": env, "protocol": "acp", "agent": "copilot"}
+}
+
+// The real Copilot CLI needs a login: the spawn error names Copilot and
+// carries its login method with the command the agent gave. Spawned with
+// that method, the login runs as a session of its own, the real "copilot
+// login". Where it opens a browser it waits for one that never comes here,
+// so this test stops it, and the ACP session ends saying why. Where it uses
+// a device code (over SSH, on CI) it fails offline by itself, and the ACP
+// session ends saying that. (The login that succeeds is
+// TestACPTerminalLoginThenSession's, on a stand-in.)
+func TestCopilotACPNeedsLogin(t *testing.T) {
+	bin := requireAgent(t, "copilot")
+	c := startAgentd(t)
+	params := copilotLoginSpawn(t, bin)
 	d := spawnNeedingAuth(t, c, params)
 	if d.AgentInfo.Name != "Copilot" || d.Message != "Authentication required" || len(d.AuthMethods) != 1 {
 		t.Fatalf("auth data %+v, want Copilot's own refusal and its one method", d)
@@ -74,26 +88,48 @@ func TestCopilotACPNeedsLogin(t *testing.T) {
 		t.Fatalf("method %+v, want copilot-login running copilot login", m)
 	}
 
-	params["authMethod"] = "copilot-login"
-	var s loginSpawned
-	c.mustCall("session/spawn", params, &s)
-	// agent "copilot" has a display manifest: its name is the manifest's.
-	if s.State != "error" || s.Reason != "acp.login" || s.LoginSessionID == "" || s.Name != "GitHub Copilot CLI" {
-		t.Fatalf("spawned %+v, want an error (acp.login) session named GitHub Copilot CLI with its login session", s)
-	}
-	screen := waitScreen(t, c, s.LoginSessionID, "Waiting for authorization", 60*time.Second)
-	if !strings.Contains(screen, "Waiting for authorization") {
-		t.Fatalf("the login session does not show copilot login:\n%s", screen)
-	}
-	if err := c.call("session/prompt", map[string]any{"sessionId": s.SessionID, "text": "hi"}, nil); rpcCode(err) != -32014 {
-		t.Errorf("a prompt while logging in: %v, want -32014", err)
-	}
-	from := 0
-	c.mustCall("session/kill", map[string]any{"sessionId": s.LoginSessionID}, nil)
-	ended := c.waitState(s.SessionID, "exited", &from, 30*time.Second)
-	if ended.Reason != "acp.login_failed" || !strings.Contains(ended.Message, "login ended by SIGHUP") {
-		t.Errorf("after the login was stopped: %+v, want acp.login_failed saying so", ended)
-	}
+	t.Run("browser", func(t *testing.T) {
+		params := copilotLoginSpawn(t, bin)
+		for _, k := range copilotDeviceMarkers {
+			params["env"].(map[string]*string)[k] = nil
+		}
+		params["authMethod"] = "copilot-login"
+		var s loginSpawned
+		c.mustCall("session/spawn", params, &s)
+		// agent "copilot" has a display manifest: its name is the manifest's.
+		if s.State != "error" || s.Reason != "acp.login" || s.LoginSessionID == "" || s.Name != "GitHub Copilot CLI" {
+			t.Fatalf("spawned %+v, want an error (acp.login) session named GitHub Copilot CLI with its login session", s)
+		}
+		screen := waitScreen(t, c, s.LoginSessionID, "Waiting for authorization", 60*time.Second)
+		if !strings.Contains(screen, "Waiting for authorization") {
+			t.Fatalf("the login session does not show copilot's browser login (with %v unset):\n%s", copilotDeviceMarkers, screen)
+		}
+		if err := c.call("session/prompt", map[string]any{"sessionId": s.SessionID, "text": "hi"}, nil); rpcCode(err) != -32014 {
+			t.Errorf("a prompt while logging in: %v, want -32014", err)
+		}
+		from := 0
+		c.mustCall("session/kill", map[string]any{"sessionId": s.LoginSessionID}, nil)
+		ended := c.waitState(s.SessionID, "exited", &from, 30*time.Second)
+		if ended.Reason != "acp.login_failed" || !strings.Contains(ended.Message, "login ended by SIGHUP") {
+			t.Errorf("after the login was stopped: %+v, want acp.login_failed saying so", ended)
+		}
+	})
+
+	t.Run("device code", func(t *testing.T) {
+		params := copilotLoginSpawn(t, bin)
+		params["env"].(map[string]*string)["CI"] = ptr("true")
+		params["authMethod"] = "copilot-login"
+		var s loginSpawned
+		c.mustCall("session/spawn", params, &s)
+		from := 0
+		ended := c.waitState(s.SessionID, "exited", &from, 60*time.Second)
+		if ended.Reason != "acp.login_failed" || ended.Message != "the login exited 1" {
+			t.Errorf("after copilot's device login failed offline: %+v, want acp.login_failed saying the login exited 1", ended)
+		}
+		if screen := waitScreen(t, c, s.LoginSessionID, "Login failed", 10*time.Second); !strings.Contains(screen, "Login failed") {
+			t.Errorf("the login session does not show why it failed:\n%s", screen)
+		}
+	})
 }
 
 // A stand-in agent (acpLoginStandIn, labelled there) that logs in in a

@@ -35,12 +35,20 @@ describe("an ACP agent", function()
     local calls = H.stub_select(function(items)
       return items[1]
     end)
+    -- A HOME of its own: no login of the machine's user is found.
+    local env = { HOME = home, COPILOT_AUTO_UPDATE = "false", GH_TOKEN = vim.NIL, GITHUB_TOKEN = vim.NIL }
+    -- As on a person's desktop, not the CI runner running this: Copilot
+    -- 1.0.102's login uses a device code (offline it fails at once) instead
+    -- of a browser when any of these is set (cmd/agentd/acplogin_test.go's
+    -- copilotDeviceMarkers, the same list).
+    for _, k in ipairs({ "CI", "BUILD_NUMBER", "RUN_ID", "CODESPACES", "SSH_CONNECTION", "SSH_CLIENT", "SSH_TTY" }) do
+      env[k] = vim.NIL
+    end
     local result
     agentd.new({
       argv = { bin, "--acp" },
       protocol = "acp",
-      -- A HOME of its own: no login of the machine's user is found.
-      env = { HOME = home, COPILOT_AUTO_UPDATE = "false", GH_TOKEN = vim.NIL, GITHUB_TOKEN = vim.NIL },
+      env = env,
     }, function(err, s)
       result = { err = err, s = s }
     end)

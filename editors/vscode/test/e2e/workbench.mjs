@@ -15,6 +15,10 @@ export function need(name, dflt) {
   return v;
 }
 
+// Copilot 1.0.102's "copilot login" uses a device code instead of a browser
+// when any of these is set (CI=false too).
+const COPILOT_DEVICE_MARKERS = ['CI', 'BUILD_NUMBER', 'RUN_ID', 'CODESPACES', 'SSH_CONNECTION', 'SSH_CLIENT', 'SSH_TTY'];
+
 const freePort = () =>
   new Promise((resolve, reject) => {
     const s = net.createServer();
@@ -58,8 +62,13 @@ export async function startWorkbench({ vsix, node24, entry, chromiumPath, artifa
   // agentd's daemon for this VS Code lives in a folder of the test's own
   // (never the person's), and is stopped with its sessions at the end.
   const socket = path.join(tmp, 'run', 'agentd.sock');
+  // The window runs as on a person's desktop, not as on the CI runner that
+  // runs this test: without the variables that make Copilot's login use a
+  // device code, which offline fails at once, instead of opening a browser
+  // (cmd/agentd/acplogin_test.go's copilotDeviceMarkers, the same list).
+  const desktop = Object.fromEntries(Object.entries(process.env).filter(([k]) => !COPILOT_DEVICE_MARKERS.includes(k)));
   const env = {
-    ...process.env,
+    ...desktop,
     XDG_CONFIG_HOME: path.join(xdg, 'config'),
     XDG_STATE_HOME: path.join(xdg, 'state'),
     XDG_DATA_HOME: path.join(xdg, 'data'),
