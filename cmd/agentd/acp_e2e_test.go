@@ -238,6 +238,25 @@ func TestCopilotACPThroughAgentd(t *testing.T) {
 	acpFlow(t, l.Argv, l.Env, d.Work, "copilot-acp", "allow_once", "reject_once", false)
 }
 
+// The real Codex ACP adapter (@agentclientprotocol/codex-acp) over its own
+// bundled Codex, offline against a fake Responses server, in the mode that
+// asks (lab.CodexACP). Its reject is "cancel", which Codex takes as an
+// abort: the rejected turn ends interrupted.
+func TestCodexACPThroughAgentd(t *testing.T) {
+	bin := requireAgent(t, "codex-acp")
+	d, err := lab.NewDirs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := acpScript(func(f string) *fakemodel.ToolCall { return lab.CodexExec("touch "+f, "Create "+f) })
+	l, _, err := lab.CodexACP(bin, d, script, lab.CodexOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Cleanup()
+	acpFlow(t, l.Argv, l.Env, d.Work, "codex-acp", "allow_once", "cancel", false)
+}
+
 // The real OpenCode over ACP (opencode acp), offline against a fake
 // chat-completions server.
 func TestOpenCodeACPThroughAgentd(t *testing.T) {
