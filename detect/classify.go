@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Verdict is what the screen says the agent is doing.
@@ -157,7 +158,7 @@ func (m *Manifest) evaluate(s Screen, ex *Explanation) Verdict {
 		}
 		if r.Prompt != "" {
 			p := m.Prompts[r.Prompt]
-			v.Prompt = p.extract(rc.rows(p.regionOr(r.cond.Region)))
+			v.Prompt = p.extract(rc.rows(p.regionOr(r.cond.Region)), s.Cols)
 			if v.State == StateBlocked && len(v.Prompt.Options) == 0 {
 				// A blocker we cannot read is not one we can claim: a false
 				// "needs you" costs more than a late one.
@@ -304,8 +305,9 @@ func (p *PromptParser) regionOr(def string) string {
 	return def
 }
 
-// extract reads the prompt's options and question from the region's rows.
-func (p *PromptParser) extract(rows []string) *Prompt {
+// extract reads the prompt's options and question from the region's rows,
+// on a screen cols wide (0: unknown).
+func (p *PromptParser) extract(rows []string, cols int) *Prompt {
 	pr := &Prompt{Kind: p.Kind, Freeform: p.Freeform, Settle: p.settle}
 	firstOption := -1
 	lastOptionRow := -2
@@ -333,12 +335,32 @@ func (p *PromptParser) extract(rows []string) *Prompt {
 			Selected:    group(row, m, selIdx) != "",
 		}}
 	}
+	// The live menu is the block between the question and the last option
+	// row: a numbered list above the question (a plan's steps, a turn's
+	// answer) is prose, and reading it as options would type the wrong key.
+	// Where the parser knows its question and none stands above the last
+	// option, the options cannot be told from prose, and there are none.
+	first, qRow := 0, -1
+	if p.question != nil {
+		var inline bool
+		qRow, inline = p.questionRow(rows)
+		if qRow < 0 {
+			pr.Question = p.findQuestion(rows, -1)
+			pr.ID = Fingerprint(pr)
+			return pr
+		}
+		first = qRow + 1
+		if inline {
+			first = qRow
+		}
+	}
 	var opts []found
 	lastRowOptions := 0
-	for i, row := range rows {
+	for i := first; i < len(rows); i++ {
+		row := rows[i]
 		ms := p.option.FindAllStringSubmatchIndex(row, -1)
 		if len(ms) == 0 {
-			if p.continuation != nil && lastOptionRow == i-1 && lastRowOptions == 1 && p.continuation.MatchString(row) {
+			if p.continuation != nil && lastOptionRow == i-1 && lastRowOptions == 1 && p.continuation.MatchString(row) && wrapped(rows[i-1], row, cols) {
 				// A label wrapped on a narrow terminal: read the option again
 				// as one row, so a key hint at its end is still a hint.
 				last := &opts[len(opts)-1]
@@ -384,8 +406,10 @@ func (p *PromptParser) extract(rows []string) *Prompt {
 		o.Keys = tmpl.expand(keyContext{id: o.ID, key: opts[i].key, index: i, count: len(opts), selected: selected})
 		pr.Options = append(pr.Options, *o)
 	}
-	if p.question != nil {
-		pr.Question = p.findQuestion(rows, firstOption)
+	if qRow >= 0 {
+		if pr.Question = p.pick(p.wrappedQuestion(rows, qRow, cols)); pr.Question == "" {
+			pr.Question = p.pick(rows[qRow])
+		}
 	}
 	anySelected := false
 	for _, o := range pr.Options {
@@ -396,29 +420,91 @@ func (p *PromptParser) extract(rows []string) *Prompt {
 	return pr
 }
 
-func (p *PromptParser) findQuestion(rows []string, firstOption int) string {
-	pick := func(row string) string {
-		m := p.question.FindStringSubmatch(row)
-		if m == nil {
-			return ""
-		}
-		if i := p.question.SubexpIndex("question"); i > 0 && m[i] != "" {
-			return strings.TrimSpace(m[i])
-		}
-		if len(m) > 1 && m[1] != "" {
-			return strings.TrimSpace(m[1])
-		}
-		return strings.TrimSpace(m[0])
+// wrapped tells whether next can be the rest of prev, wrapped at the edge
+// of a screen cols wide: its first word would not have fitted on prev's
+// row. A hint row under a short option ("shift+tab to approve with this
+// feedback") would have, so it is no part of the label.
+func wrapped(prev, next string, cols int) bool {
+	if cols <= 0 {
+		return true
 	}
-	if firstOption > 0 {
-		for i := firstOption - 1; i >= 0; i-- {
-			if q := pick(rows[i]); q != "" {
-				return q
-			}
+	word, _, _ := strings.Cut(strings.TrimSpace(next), " ")
+	return utf8.RuneCountInString(strings.TrimRight(prev, " "))+1+utf8.RuneCountInString(word) > cols
+}
+
+// wrappedQuestion is the question row q with the rows above it that it
+// was wrapped from on a narrow screen ("… Would you like to" / "proceed?"),
+// joined: rows of its paragraph, at its indentation, each too full for the
+// next one's first word but not reaching the edge (a row that does is a
+// box's, its border in the last column).
+func (p *PromptParser) wrappedQuestion(rows []string, q, cols int) string {
+	text := rows[q]
+	if cols <= 0 || strings.ContainsAny(text, boxRunes) {
+		return text
+	}
+	indent := len(text) - len(strings.TrimLeft(text, " "))
+	for i := q - 1; i >= 0; i-- {
+		above := rows[i]
+		if strings.TrimSpace(above) == "" || p.option.MatchString(above) || strings.ContainsAny(above, boxRunes) ||
+			len(above)-len(strings.TrimLeft(above, " ")) != indent ||
+			utf8.RuneCountInString(above) >= cols || !wrapped(above, text, cols) {
+			break
+		}
+		text = strings.TrimRight(above, " ") + " " + strings.TrimSpace(text)
+	}
+	return text
+}
+
+// boxRunes draw boxes: a row with them is no wrapped paragraph.
+const boxRunes = "│┃╭╮╰╯┌┐└┘├┤"
+
+// pick is the question a row holds, or "".
+func (p *PromptParser) pick(row string) string {
+	m := p.question.FindStringSubmatch(row)
+	if m == nil {
+		return ""
+	}
+	if i := p.question.SubexpIndex("question"); i > 0 && m[i] != "" {
+		return strings.TrimSpace(m[i])
+	}
+	if len(m) > 1 && m[1] != "" {
+		return strings.TrimSpace(m[1])
+	}
+	return strings.TrimSpace(m[0])
+}
+
+// questionRow is the row of the question that heads the menu: the nearest
+// question row above the last option row, itself no option; else, for a
+// prompt that asks and offers on one row ("Overwrite? [y/N]"), the last
+// option row when it holds the question too (inline). -1 when there is
+// none.
+func (p *PromptParser) questionRow(rows []string) (row int, inline bool) {
+	last := -1
+	for i := len(rows) - 1; i >= 0; i-- {
+		if p.option.MatchString(rows[i]) {
+			last = i
+			break
 		}
 	}
+	if last < 0 {
+		return -1, false
+	}
+	for i := last - 1; i >= 0; i-- {
+		if !p.option.MatchString(rows[i]) && p.pick(rows[i]) != "" {
+			return i, false
+		}
+	}
+	if p.pick(rows[last]) != "" {
+		return last, true
+	}
+	return -1, false
+}
+
+// findQuestion is the first question row in rows, for a prompt whose menu
+// could not be read.
+func (p *PromptParser) findQuestion(rows []string, _ int) string {
 	for _, row := range rows {
-		if q := pick(row); q != "" {
+		if q := p.pick(row); q != "" {
 			return q
 		}
 	}

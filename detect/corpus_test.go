@@ -230,3 +230,62 @@ func TestNoFalseBlocked(t *testing.T) {
 		}
 	}
 }
+
+// TestOptionsComeFromTheMenu fails if any capture's option list holds a row
+// from above its question: a numbered list there (a plan's steps, an
+// answer) is prose, and answering it would type another option's key.
+func TestOptionsComeFromTheMenu(t *testing.T) {
+	set := loadSet(t)
+	// lastRow is the bottom-most screen row holding s, or -1.
+	lastRow := func(lines []string, s string) int {
+		for i := len(lines) - 1; i >= 0; i-- {
+			if strings.Contains(lines[i], s) {
+				return i
+			}
+		}
+		return -1
+	}
+	// head is what a row shows of text, whose end may wrap onto the next.
+	head := func(text string) string {
+		r := []rune(text)
+		if len(r) > 16 {
+			r = r[:16]
+		}
+		return string(r)
+	}
+	// The question's last word: a long question wraps on a small screen.
+	tail := func(text string) string {
+		f := strings.Fields(text)
+		return f[len(f)-1]
+	}
+	checked := 0
+	for _, c := range loadCorpus(t) {
+		if c.misdetected || c.State != detect.StateBlocked {
+			continue
+		}
+		m, ok := set.Lookup(c.Agent)
+		if !ok {
+			continue
+		}
+		sc := c.screen(t)
+		v := m.Classify(sc)
+		if v.Prompt == nil || v.Prompt.Question == "" || len(v.Prompt.Options) == 0 {
+			continue
+		}
+		q := lastRow(sc.Lines, tail(v.Prompt.Question))
+		if q < 0 {
+			t.Errorf("%s: question %q is not on screen", c.Path, v.Prompt.Question)
+			continue
+		}
+		for _, o := range v.Prompt.Options {
+			if row := lastRow(sc.Lines, head(o.Label)); row < q {
+				t.Errorf("%s: option %q (row %d) is above the question %q (row %d)", c.Path, o.Label, row, v.Prompt.Question, q)
+			}
+		}
+		checked++
+	}
+	if checked < 50 {
+		t.Errorf("checked only %d captures' options", checked)
+	}
+	t.Logf("%d captures: every option at or below its question", checked)
+}

@@ -1,0 +1,78 @@
+package detect_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/agentd/agentd/detect"
+)
+
+// The plan approval as issue 15 reported it, typed in as text (no capture
+// shows it: in the recorded ones a rule separates the plan from the
+// question): Claude's plan, a numbered list, in the same region as the
+// question and the menu. Only the menu under the question is options; the
+// plan's "1." is prose, and answering it would type 1, "Yes, and use auto
+// mode".
+func TestPlanStepsAreNoOptions(t *testing.T) {
+	screen := strings.Join([]string{
+		"────────────────────────────────────────────────────────────────────────────────",
+		" Ready to code?",
+		"",
+		" Here is Claude's plan:",
+		" 1. Move greet() into greeting.py",
+		" 2. Import it from main.py",
+		" 3. Run the tests",
+		"",
+		" Claude has written up a plan and is ready to execute. Would you like to",
+		" proceed?",
+		"",
+		" ❯ 1. Yes, and use auto mode",
+		"   2. Yes, manually approve edits",
+		"   3. Tell Claude what to change",
+		"      shift+tab to approve with this feedback",
+		"",
+		" ctrl+g to edit in Vim · ~/.claude/plans/make-the-plan-sorted-octopus.md",
+	}, "\n")
+	m := claude(t)
+	v := m.Classify(detect.ScreenFromText(screen, 80, 24))
+	if v.State != detect.StateBlocked || v.Prompt == nil {
+		t.Fatalf("verdict %+v, want blocked", v)
+	}
+	var got []string
+	for _, o := range v.Prompt.Options {
+		got = append(got, o.ID+"="+o.Label+" keys "+o.Keys)
+	}
+	want := []string{"1=Yes, and use auto mode keys 1", "2=Yes, manually approve edits keys 2", "3=Tell Claude what to change keys 3"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("options:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if q := "Claude has written up a plan and is ready to execute. Would you like to proceed?"; v.Prompt.Question != q {
+		t.Errorf("question %q, want %q", v.Prompt.Question, q)
+	}
+}
+
+// A numbered menu with no question above it cannot be told from a
+// numbered list: no options are read, and a blocked state that offers
+// nothing to pick is not claimed.
+func TestMenuWithoutQuestionIsNotRead(t *testing.T) {
+	screen := strings.Join([]string{
+		"────────────────────────────────────────────────────────────────────────────────",
+		" Steps done so far",
+		"",
+		" ❯ 1. Moved greet() into greeting.py",
+		"   2. Imported it from main.py",
+	}, "\n")
+	v := claude(t).Classify(detect.ScreenFromText(screen, 80, 24))
+	if v.State == detect.StateBlocked {
+		t.Errorf("verdict %+v, want no blocked state without a question over the menu", v)
+	}
+}
+
+func claude(t *testing.T) *detect.Manifest {
+	t.Helper()
+	m, ok := loadSet(t).Lookup("claude")
+	if !ok {
+		t.Fatal("no claude manifest")
+	}
+	return m
+}
