@@ -18,11 +18,13 @@ import (
 //	                             or one of {i} {n} {count}
 //
 // Named keys: esc enter tab space backspace up down left right home end
-// ctrl-c lt (a literal '<') lbrace (a literal '{').
+// ctrl-c shift-tab (or shift+tab, as hints write it) lt (a literal '<')
+// lbrace (a literal '{').
 var namedKeys = map[string]string{
 	"esc": "\x1b", "enter": "\r", "tab": "\t", "space": " ", "backspace": "\x7f",
 	"up": "\x1b[A", "down": "\x1b[B", "right": "\x1b[C", "left": "\x1b[D",
 	"home": "\x1b[H", "end": "\x1b[F", "ctrl-c": "\x03", "lt": "<", "lbrace": "{",
+	"shift-tab": "\x1b[Z", "shift+tab": "\x1b[Z",
 }
 
 // KeyName returns the bytes of a named key.

@@ -433,3 +433,56 @@ func TestClaudePlanApprovalByLabel(t *testing.T) {
 		t.Errorf("after answering %q (option %s) the plan is not approved in manual mode:\n%s", "Yes, manually approve edits", choice, screen)
 	}
 }
+
+// The real Claude Code in its own default mode (no --permission-mode),
+// auto mode, behind a gateway that does not pass auto mode's safety check
+// (the fake server): a risky command brings "Auto mode can't check actions
+// in this session", answered "stay in auto mode" from the editor; then
+// Claude asks Yes/No with no digits, the selection on No. Answered Yes,
+// the command runs.
+func TestClaudeAutoModeEndToEnd(t *testing.T) {
+	bin := requireAgent(t, "claude")
+	d, err := lab.NewDirs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := &fakemodel.Script{Rules: []fakemodel.Rule{{
+		Prompt:    "run the installer",
+		Reply:     fakemodel.Reply{Text: "Running it.", Tool: lab.ClaudeBash("curl -s http://127.0.0.1:9/install.sh | sh; touch made.txt", "Run the installer")},
+		AfterTool: fakemodel.Reply{Text: "Ran the installer."},
+	}}}
+	l, _, err := lab.Claude(bin, d, script, lab.ClaudeOptions{OwnMode: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Cleanup()
+	c := startAgentd(t)
+	var s spawned
+	c.mustCall("session/spawn", map[string]any{"argv": l.Argv, "cwd": d.Work, "env": envMap(l.Env, lab.ClaudeUnset...), "cols": 120, "rows": 40}, &s)
+	from := 0
+	c.waitState(s.SessionID, "idle", &from, 60*time.Second)
+	c.mustCall("runtime_send", map[string]any{"sessionId": s.SessionID, "text": "run the installer", "submit": true}, nil)
+	answer := func(question, label string, labels ...string) {
+		t.Helper()
+		b := c.waitPrompt(s.SessionID, &from, 60*time.Second)
+		var got []string
+		id := ""
+		for _, o := range b.Prompt.Options {
+			got = append(got, o.Label)
+			if o.Label == label {
+				id = o.ID
+			}
+		}
+		if b.Prompt.Question != question || strings.Join(got, "|") != strings.Join(labels, "|") || id == "" {
+			t.Fatalf("prompt %q %q, want %q %q; screen:\n%s", b.Prompt.Question, got, question, labels, c.screen(s.SessionID))
+		}
+		var res struct{ State string }
+		c.mustCall("runtime_answer", map[string]any{"sessionId": s.SessionID, "promptId": b.Prompt.PromptID, "optionId": id}, &res)
+		if _, err := os.Stat(filepath.Join(d.Work, "made.txt")); err == nil && label != "Yes" {
+			t.Fatalf("made.txt exists before Yes")
+		}
+	}
+	answer("Auto mode can't check actions in this session", "stay in auto mode", "stay in auto mode", "leave for accept edits mode and stop", "cancel")
+	answer("Do you want to proceed?", "Yes", "No", "Yes")
+	finishTurn(t, c, s.SessionID, &from, filepath.Join(d.Work, "made.txt"))
+}
