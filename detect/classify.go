@@ -17,6 +17,9 @@ type Verdict struct {
 	Reason   string   `json:"reason"`
 	Evidence Evidence `json:"evidence"`
 	Prompt   *Prompt  `json:"prompt,omitempty"`
+	// Message is an error's own words: group 1 of the error rule's first
+	// pattern, where it has one.
+	Message string `json:"message,omitempty"`
 }
 
 // Evidence is the text that decided a verdict and where it was.
@@ -155,6 +158,11 @@ func (m *Manifest) evaluate(s Screen, ex *Explanation) Verdict {
 			Outcome:  r.Outcome,
 			Reason:   m.Name + "." + r.ID,
 			Evidence: Evidence{Region: regionName(r.cond.Region), Text: text},
+		}
+		if r.State == StateError && len(r.cond.match) > 0 {
+			if m := r.cond.match[0].re.FindStringSubmatch(text); len(m) > 1 {
+				v.Message = strings.TrimSpace(m[1])
+			}
 		}
 		if r.Prompt != "" {
 			p := m.Prompts[r.Prompt]

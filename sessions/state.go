@@ -84,8 +84,11 @@ func decide(e evidence) State {
 	st := fromScreen(e.screen)
 	if e.screen.State != detect.StateBlocked && e.report != nil && e.report.rec != nil {
 		// A report of idle while the screen shows how the turn ended says
-		// less than the screen: keep the screen's done and its outcome.
-		if rep, ok := fromReport(*e.report, e.screen); ok && !(rep.Name == Idle && st.Name == Done) {
+		// less than the screen: keep the screen's done and its outcome. So
+		// does a report of the turn's end (a Stop hook) while the screen
+		// shows it ended on an error.
+		if rep, ok := fromReport(*e.report, e.screen); ok && !(rep.Name == Idle && st.Name == Done) &&
+			!((rep.Name == Idle || rep.Name == Done) && st.Name == Error) {
 			st = rep
 		}
 	}
@@ -126,6 +129,9 @@ func fromScreen(v detect.Verdict) State {
 	if v.State == detect.StateDone {
 		st.Outcome = v.Outcome
 	}
+	if v.State == detect.StateError {
+		st.Message = v.Message
+	}
 	if v.State != detect.StateBlocked {
 		st.Prompt = nil
 	}
@@ -142,8 +148,10 @@ func fromReport(rep report, screen detect.Verdict) (State, bool) {
 		st.Reason = "osc7501." + r.State
 	}
 	switch r.State {
-	case "working", "idle", "error":
+	case "working", "idle":
 		st.Name = r.State
+	case "error":
+		st.Name, st.Message = Error, r.Message
 	case "done":
 		st.Name, st.Outcome = Done, "completed"
 		switch {

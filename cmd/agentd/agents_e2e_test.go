@@ -486,3 +486,41 @@ func TestClaudeAutoModeEndToEnd(t *testing.T) {
 	answer("Do you want to proceed?", "Yes", "No", "Yes")
 	finishTurn(t, c, s.SessionID, &from, filepath.Join(d.Work, "made.txt"))
 }
+
+// The real Claude Code, its turn refused with a 400 (not retried): the
+// turn ends on "● API Error: 400 …" with an empty composer. That is error,
+// with Claude's words as the message, not idle; the person's next message
+// clears it, and that turn runs.
+func TestClaudeAPIErrorIsError(t *testing.T) {
+	bin := requireAgent(t, "claude")
+	d, err := lab.NewDirs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The second request carries both messages (the failed turn left no
+	// reply between them): its rule comes first.
+	script := &fakemodel.Script{Rules: []fakemodel.Rule{
+		{Prompt: "second try", Reply: fakemodel.Reply{Text: "Fine now."}},
+		{Prompt: "first try", Reply: fakemodel.Reply{Status: 400, Text: "tools.3.custom.input_schema: JSON schema is invalid"}},
+	}}
+	l, _, err := lab.Claude(bin, d, script, lab.ClaudeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Cleanup()
+	c := startAgentd(t)
+	var s spawned
+	c.mustCall("session/spawn", map[string]any{"argv": l.Argv, "cwd": d.Work, "env": envMap(l.Env, lab.ClaudeUnset...), "cols": 120, "rows": 40}, &s)
+	from := 0
+	c.waitState(s.SessionID, "idle", &from, 60*time.Second)
+	c.mustCall("runtime_send", map[string]any{"sessionId": s.SessionID, "text": "first try", "submit": true}, nil)
+	e := c.waitState(s.SessionID, "error", &from, 60*time.Second)
+	if !strings.Contains(e.Message, "API Error: 400 tools.3.custom.input_schema: JSON schema is invalid") {
+		t.Errorf("error state %+v, want Claude's message", e)
+	}
+	c.mustCall("runtime_send", map[string]any{"sessionId": s.SessionID, "text": "second try", "submit": true}, nil)
+	c.waitState(s.SessionID, "working", &from, 30*time.Second)
+	if done := c.waitState(s.SessionID, "done", &from, 60*time.Second); done.Outcome != "completed" {
+		t.Errorf("the next turn ended %+v", done)
+	}
+}
