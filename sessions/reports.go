@@ -176,6 +176,12 @@ func reportRecord(rep Report) (rec detect.StatusRecord, ok bool, err error) {
 			ToolInput        json.RawMessage `json:"tool_input"`
 			NotificationType string          `json:"notification_type"`
 			Message          string          `json:"message"`
+			// BackgroundTasks (Stop, Claude Code 2.1.332) lists the turn's
+			// background work and whether it still runs.
+			BackgroundTasks []struct {
+				Type   string `json:"type"`
+				Status string `json:"status"`
+			} `json:"background_tasks"`
 		}
 		if len(rep.Payload) > 0 {
 			if err := json.Unmarshal(rep.Payload, &payload); err != nil {
@@ -188,6 +194,16 @@ func reportRecord(rep Report) (rec detect.StatusRecord, ok bool, err error) {
 		}
 		if !known {
 			return rec, false, nil
+		}
+		if rep.Event == "Stop" {
+			// A turn that hands over to a background agent stops and waits
+			// for it ("Waiting for 1 background agent to finish"), and goes
+			// on when it ends: not done yet.
+			for _, task := range payload.BackgroundTasks {
+				if task.Type == "subagent" && task.Status == "running" {
+					st = "working"
+				}
+			}
 		}
 		rec.State = st
 		if st == "blocked" {

@@ -66,3 +66,21 @@ func TestPlainText(t *testing.T) {
 		t.Fatalf("plainText = %q", got)
 	}
 }
+
+// Claude's Stop hook fires as a turn starts waiting on a background agent;
+// its background_tasks say so, and that is working, not done. With the
+// agent ended (or only other kinds of task left) Stop is done.
+func TestStopWithBackgroundAgentIsWorking(t *testing.T) {
+	for _, c := range []struct {
+		tasks, want string
+	}{
+		{`[{"id":"a1","type":"subagent","status":"running","description":"Look up the weather"}]`, "working"},
+		{`[{"id":"a1","type":"subagent","status":"completed"}]`, "done"},
+		{`[]`, "done"},
+	} {
+		rec, ok, err := reportRecord(Report{Kind: "hook", Event: "Stop", Payload: []byte(`{"hook_event_name":"Stop","background_tasks":` + c.tasks + `}`)})
+		if err != nil || !ok || rec.State != c.want {
+			t.Errorf("Stop with background_tasks %s: %q ok=%v err=%v, want %s", c.tasks, rec.State, ok, err, c.want)
+		}
+	}
+}

@@ -524,3 +524,59 @@ func TestClaudeAPIErrorIsError(t *testing.T) {
 		t.Errorf("the next turn ended %+v", done)
 	}
 }
+
+// The real Claude Code hands work to a background agent and waits for it
+// ("✻ Waiting for 1 background agent to finish"): the session is working
+// all that while, not idle or done, and done once the agent has ended and
+// the turn with it.
+func TestClaudeBackgroundAgentIsWorking(t *testing.T) {
+	bin := requireAgent(t, "claude")
+	d, err := lab.NewDirs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := &fakemodel.Script{Rules: []fakemodel.Rule{
+		{Prompt: "look up the weather slowly", Reply: fakemodel.Reply{Text: "Sunny.", FirstByte: 8 * time.Second}},
+		{Prompt: "research it in the background", ReplyFor: func(r fakemodel.Request) fakemodel.Reply {
+			switch {
+			case r.ToolResult:
+				return fakemodel.Reply{Text: "It runs in the background."}
+			case strings.Contains(string(r.Body), "Async agent launched successfully"):
+				return fakemodel.Reply{Text: "The agent says it is sunny."}
+			}
+			return fakemodel.Reply{Text: "Starting an agent.", Tool: &fakemodel.ToolCall{Name: "Agent",
+				Input: `{"description":"Look up the weather","prompt":"look up the weather slowly","subagent_type":"general-purpose","run_in_background":true}`}}
+		}},
+	}}
+	l, _, err := lab.Claude(bin, d, script, lab.ClaudeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Cleanup()
+	c := startAgentd(t)
+	var s spawned
+	c.mustCall("session/spawn", map[string]any{"argv": l.Argv, "cwd": d.Work, "env": envMap(l.Env, lab.ClaudeUnset...), "cols": 120, "rows": 40}, &s)
+	from := 0
+	c.waitState(s.SessionID, "idle", &from, 60*time.Second)
+	c.mustCall("runtime_send", map[string]any{"sessionId": s.SessionID, "text": "research it in the background", "submit": true}, nil)
+	c.waitState(s.SessionID, "working", &from, 30*time.Second)
+	if screen := waitScreen(t, c, s.SessionID, "Waiting for 1 background agent", 30*time.Second); !strings.Contains(screen, "Waiting for 1 background agent") {
+		t.Fatalf("no background agent on screen:\n%s", screen)
+	}
+	// A moment into the wait, with the agent's row counting seconds.
+	time.Sleep(2 * time.Second)
+	var list struct {
+		Sessions []struct{ SessionID, State, Reason string }
+	}
+	c.mustCall("session/list", nil, &list)
+	for _, ls := range list.Sessions {
+		if ls.SessionID == s.SessionID && ls.State != "working" {
+			t.Errorf("while the background agent runs: %s (%s), want working; states %s", ls.State, ls.Reason, strings.Join(c.states(s.SessionID), " → "))
+		}
+	}
+	done := c.waitState(s.SessionID, "done", &from, 60*time.Second)
+	if screen := c.screen(s.SessionID); !strings.Contains(screen, `Agent "Look up the weather" finished`) {
+		t.Errorf("done (%s) before the background agent finished:\n%s", done.Reason, screen)
+	}
+	t.Logf("states: %s", strings.Join(c.states(s.SessionID), " → "))
+}
