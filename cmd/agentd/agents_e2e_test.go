@@ -580,3 +580,69 @@ func TestClaudeBackgroundAgentIsWorking(t *testing.T) {
 	}
 	t.Logf("states: %s", strings.Join(c.states(s.SessionID), " → "))
 }
+
+// The real Claude Code asks two questions at once (AskUserQuestion, a tab
+// each, then a review). Each is answered from the editor by the label it
+// shows; the keys agentd types reach the right tab, and the model gets
+// both answers.
+func TestClaudeQuestionTabsEndToEnd(t *testing.T) {
+	bin := requireAgent(t, "claude")
+	d, err := lab.NewDirs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	questions := `{"questions":[` +
+		`{"question":"Which color should the button be?","header":"Color","multiSelect":false,"options":[{"label":"Red","description":"Warm"},{"label":"Blue","description":"Calm"}]},` +
+		`{"question":"Which size should it be?","header":"Size","multiSelect":false,"options":[{"label":"Small","description":"24 px"},{"label":"Large","description":"48 px"}]}]}`
+	script := &fakemodel.Script{Rules: []fakemodel.Rule{{
+		Prompt:    "style the button",
+		Reply:     fakemodel.Reply{Text: "Two questions first.", Tool: &fakemodel.ToolCall{Name: "AskUserQuestion", Input: questions}},
+		AfterTool: fakemodel.Reply{Text: "Styled."},
+	}}}
+	l, srv, err := lab.Claude(bin, d, script, lab.ClaudeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Cleanup()
+	c := startAgentd(t)
+	var s spawned
+	c.mustCall("session/spawn", map[string]any{"argv": l.Argv, "cwd": d.Work, "env": envMap(l.Env, lab.ClaudeUnset...), "cols": 120, "rows": 40}, &s)
+	from := 0
+	c.waitState(s.SessionID, "idle", &from, 60*time.Second)
+	c.mustCall("runtime_send", map[string]any{"sessionId": s.SessionID, "text": "style the button", "submit": true}, nil)
+	answer := func(question, label string) {
+		t.Helper()
+		b := c.waitPrompt(s.SessionID, &from, 60*time.Second)
+		for b.Prompt.Question != question {
+			// The previous question's screen may still be up for a frame.
+			b = c.waitPrompt(s.SessionID, &from, 30*time.Second)
+		}
+		id := ""
+		var labels []string
+		for _, o := range b.Prompt.Options {
+			labels = append(labels, o.Label)
+			if o.Label == label {
+				id = o.ID
+			}
+		}
+		if id == "" {
+			t.Fatalf("%q: options %q have no %q; screen:\n%s", question, labels, label, c.screen(s.SessionID))
+		}
+		c.mustCall("runtime_answer", map[string]any{"sessionId": s.SessionID, "promptId": b.Prompt.PromptID, "optionId": id}, nil)
+	}
+	answer("Which color should the button be?", "Blue")
+	answer("Which size should it be?", "Large")
+	answer("Review your answers", "Submit answers")
+	if done := c.waitState(s.SessionID, "done", &from, 60*time.Second); done.Outcome != "completed" {
+		t.Errorf("turn ended %+v", done)
+	}
+	got := ""
+	for _, r := range srv.Requests() {
+		if r.ToolResult {
+			got = r.ToolResultText
+		}
+	}
+	if !strings.Contains(got, "Blue") || !strings.Contains(got, "Large") || strings.Contains(got, "Red") || strings.Contains(got, "Small") {
+		t.Errorf("the model got %q, want the answers Blue and Large", got)
+	}
+}
