@@ -47,6 +47,9 @@ type Prompt struct {
 	// it, and the screen does not show where it is now. Keys a person typed
 	// at the prompt may have moved it.
 	Positional bool `json:"-"`
+	// unread: a menu is on screen, but its options cannot be told from
+	// prose (no question above them), so none are offered.
+	unread bool
 }
 
 // Tool describes the tool call a prompt asks about, so that two requests
@@ -167,9 +170,10 @@ func (m *Manifest) evaluate(s Screen, ex *Explanation) Verdict {
 		if r.Prompt != "" {
 			p := m.Prompts[r.Prompt]
 			v.Prompt = p.extract(rc.rows(p.regionOr(r.cond.Region)), s.Cols)
-			if v.State == StateBlocked && len(v.Prompt.Options) == 0 {
-				// A blocker we cannot read is not one we can claim: a false
-				// "needs you" costs more than a late one.
+			if v.State == StateBlocked && len(v.Prompt.Options) == 0 && !v.Prompt.unread {
+				// A blocker with no menu at all is not one we can claim: a
+				// false "needs you" costs more than a late one. (A menu whose
+				// options cannot be read for sure is claimed, with none.)
 				if ex != nil {
 					ex.Rules[len(ex.Rules)-1].Matched = false
 					ex.Rules[len(ex.Rules)-1].Why = "prompt parser found no options"
@@ -353,7 +357,10 @@ func (p *PromptParser) extract(rows []string, cols int) *Prompt {
 		var inline bool
 		qRow, inline = p.questionRow(rows)
 		if qRow < 0 {
+			// Blocked all the same where the rule says so, but with free
+			// text and the terminal only: no key is typed for a guess.
 			pr.Question = p.findQuestion(rows, -1)
+			pr.Freeform, pr.unread = true, true
 			pr.ID = Fingerprint(pr)
 			return pr
 		}

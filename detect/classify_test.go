@@ -52,8 +52,8 @@ func TestPlanStepsAreNoOptions(t *testing.T) {
 }
 
 // A numbered menu with no question above it cannot be told from a
-// numbered list: no options are read, and a blocked state that offers
-// nothing to pick is not claimed.
+// numbered list: it is still blocked (the rule says so), but no options are
+// read: free text and the terminal only, no key typed for a guess.
 func TestMenuWithoutQuestionIsNotRead(t *testing.T) {
 	screen := strings.Join([]string{
 		"────────────────────────────────────────────────────────────────────────────────",
@@ -63,8 +63,8 @@ func TestMenuWithoutQuestionIsNotRead(t *testing.T) {
 		"   2. Imported it from main.py",
 	}, "\n")
 	v := claude(t).Classify(detect.ScreenFromText(screen, 80, 24))
-	if v.State == detect.StateBlocked {
-		t.Errorf("verdict %+v, want no blocked state without a question over the menu", v)
+	if v.State != detect.StateBlocked || v.Prompt == nil || len(v.Prompt.Options) != 0 || !v.Prompt.Freeform {
+		t.Errorf("verdict %+v (prompt %+v), want blocked with no options and free text", v, v.Prompt)
 	}
 }
 
