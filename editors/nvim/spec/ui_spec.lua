@@ -52,6 +52,26 @@ describe("answering", function()
     assert.equals("working", result.res.state)
   end)
 
+  it("offers free text and the terminal for a prompt with no options it can read", function()
+    local unread = { promptId = "p3", kind = "permission", question = "Steps done so far", options = {}, freeform = true }
+    local s = sessions.upsert({ sessionId = "s1", name = "Q", state = "blocked", prompt = unread, since = "2026-11-30T04:00:00Z" })
+    local calls = H.stub_select(function(items)
+      return items[1]
+    end)
+    vim.ui.input = function(_, cb)
+      cb("2")
+    end
+    local result
+    ui.answer(s, nil, function(err, res)
+      result = { err = err, res = res }
+    end)
+    H.wait(2000, function()
+      return result ~= nil
+    end)
+    assert.same({ "Type an answer…", "Open the terminal" }, calls[1].shown)
+    assert.same({ sessionId = "s1", promptId = "p3", text = "2" }, requests[1].params)
+  end)
+
   it("offers the new prompt when the one answered has changed", function()
     local s = sessions.upsert({ sessionId = "s1", name = "Q", state = "blocked", prompt = question, since = "2026-11-30T04:00:00Z" })
     local newer = vim.tbl_extend("force", question, { promptId = "p2", question = "Which port?", freeform = false })

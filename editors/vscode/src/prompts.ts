@@ -78,8 +78,14 @@ export class Prompts {
    */
   async showPrompt(s: Session, prompt: Prompt, lead: string): Promise<void> {
     const buttons: OptionButton[] = prompt.options.slice(0, MAX_BUTTONS).map((o) => ({ title: buttonLabel(o.label), optionId: o.id, label: o.label }));
-    if (prompt.options.length > MAX_BUTTONS || prompt.freeform) buttons.push({ title: 'More…', more: true });
-    if (buttons.length === 0) buttons.push({ title: 'Open Terminal', terminal: true });
+    if (prompt.options.length === 0) {
+      // agentd sees a prompt it cannot read for sure: an answer typed by
+      // the person, or the terminal; there is nothing to pick.
+      if (prompt.freeform) buttons.push({ title: 'Reply…', more: true });
+      buttons.push({ title: 'Open Terminal', terminal: true });
+    } else if (prompt.options.length > MAX_BUTTONS || prompt.freeform) {
+      buttons.push({ title: 'More…', more: true });
+    }
     const pick = await vscode.window.showWarningMessage(`${sessionName(s)} ${lead}: ${promptText(prompt)}`, ...buttons);
     if (!pick) return;
     if (pick.terminal) return this.openTerminal(s.sessionId);

@@ -94,6 +94,11 @@ function M.answer(s, prompt, cb)
   if prompt.freeform then
     table.insert(items, { freeform = true })
   end
+  if not prompt.options or #prompt.options == 0 then
+    -- agentd sees a prompt it cannot read for sure: nothing to pick, so
+    -- the person types an answer or answers in the terminal.
+    table.insert(items, { terminal = true })
+  end
   local question = M.prompt_text(prompt)
   if question == "" then
     question = "Answer"
@@ -105,10 +110,17 @@ function M.answer(s, prompt, cb)
       if item.freeform then
         return "Type an answer…"
       end
+      if item.terminal then
+        return "Open the terminal"
+      end
       return option_text(item.option)
     end,
   }, function(item)
     if not item then
+      return cb(nil, nil)
+    end
+    if item.terminal then
+      require("agentd.terminal").open(s)
       return cb(nil, nil)
     end
     if item.freeform then

@@ -148,6 +148,23 @@ test('more than three options or free text: "More…" opens the QuickPick, where
   assert.deepEqual(calls[0], { sessionId: 's7', promptId: 'p9', text: 'use tabs' });
 });
 
+test('a prompt with no options it can read: "Reply…" takes typed text, and "Open Terminal" is there', async () => {
+  const unread: Prompt = { promptId: 'p11', kind: 'permission', question: 'Steps done so far', options: [], freeform: true };
+  const { calls, p, st } = standIn(async () => ({ state: 'working', stateSource: 'screen', reason: 'x' }));
+  fake.onMessage = () => 'Reply…';
+  fake.onQuickPick = (qp) => {
+    qp.type('2');
+    qp.pick('2');
+  };
+  await p.showPrompt(st.get('s7')!, unread, 'needs you');
+  assert.deepEqual(
+    fake.shown[0].items.map((i) => (typeof i === 'string' ? i : i.title)),
+    ['Reply…', 'Open Terminal'],
+  );
+  await eventually('the answer', () => calls.length === 1);
+  assert.deepEqual(calls[0], { sessionId: 's7', promptId: 'p11', text: '2' });
+});
+
 test('a prompt that changed: the new question is told and can be answered at once', async () => {
   const changed: Prompt = { ...bigPrompt, promptId: 'p10', question: 'Really?' };
   const { calls, p } = standIn(async (a) => {
