@@ -148,7 +148,13 @@ func (c *client) handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Reque
 
 func (c *client) call(method string, params, result any) error {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	guard := 30 * time.Second
+	if method == "session/spawn" {
+		// An ACP spawn answers once the agent is up (initialize,
+		// session/new): a real agent on a busy machine takes a while.
+		guard = 2 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
 	defer cancel()
 	return c.conn.Call(ctx, method, params, result)
 }

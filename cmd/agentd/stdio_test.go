@@ -304,11 +304,11 @@ func TestPositionalAnswerRefusedAfterTyping(t *testing.T) {
 [[rule]]
 id = "menu"
 state = "blocked"
-match = ['^Proceed\?  Allow  Deny$']
+match = ['^Proceed \d\?  Allow  Deny$']
 prompt = "menu"
 [prompt.menu]
 kind = "permission"
-question = '^(Proceed\?)'
+question = '^(Proceed \d\?)'
 option = '  (?P<label>Allow|Deny)'
 keys = "<right*{i}><enter>"
 `
@@ -318,7 +318,10 @@ keys = "<right*{i}><enter>"
 	t.Setenv("XDG_CONFIG_HOME", cfg)
 	c := startAgentd(t)
 	// read -s: what the person types does not show, as in a real menu.
-	script := `for i in 1 2; do printf 'Proceed?  Allow  Deny'; IFS= read -rs a; printf '\ngot:%q\n' "$a"; done; sleep 30`
+	// Each prompt reads differently: the second may follow the first in
+	// the same read, with no other state between, and is told apart by
+	// its own promptId.
+	script := `for i in 1 2; do printf 'Proceed %s?  Allow  Deny' $i; IFS= read -rs a; printf '\ngot:%q\n' "$a"; done; sleep 30`
 	var s spawned
 	c.mustCall("session/spawn", map[string]any{"argv": []string{"bash", "--norc", "-c", script}, "cwd": t.TempDir(), "agent": "toy"}, &s)
 	from := 0
@@ -333,6 +336,9 @@ keys = "<right*{i}><enter>"
 	c.mustCall("session/input", map[string]any{"sessionId": s.SessionID, "data": "\r"}, nil)
 	// The next prompt is untouched: answering it works.
 	b2 := c.waitPrompt(s.SessionID, &from, 10*time.Second)
+	if b2.Prompt.Question != "Proceed 2?" {
+		t.Fatalf("second prompt %+v, want Proceed 2?", b2.Prompt)
+	}
 	c.mustCall("runtime_answer", map[string]any{"sessionId": s.SessionID, "promptId": b2.Prompt.PromptID, "optionId": "2"}, nil)
 	deadline := time.Now().Add(20 * time.Second)
 	screen := c.screen(s.SessionID)
