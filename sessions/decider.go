@@ -22,7 +22,7 @@ func (d *Decider) Decide(sc detect.Screen) State {
 	if !v.Unmatched() || rep != nil {
 		s.ready = true
 	}
-	next := decide(evidence{screen: v, report: rep, current: s.state, starting: !s.ready && s.manifest.HasIdleRule()})
+	next := decide(evidence{screen: v, report: rep, current: s.state, starting: !s.ready && s.manifest.HasIdleRule(), knowsIdle: s.manifest.HasIdleRule()})
 	next.Agent = s.manifest.Name
 	s.state = next
 	return next

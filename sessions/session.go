@@ -381,7 +381,7 @@ func (s *Session) update() State {
 		s.ready = true
 	}
 	starting := !s.ready && s.manifest.HasIdleRule()
-	next := decide(evidence{screen: v, report: rep, current: s.state, seen: s.seen, input: s.input, starting: starting, fg: fg})
+	next := decide(evidence{screen: v, report: rep, current: s.state, seen: s.seen, input: s.input, starting: starting, knowsIdle: s.manifest.HasIdleRule(), fg: fg})
 	next.Agent = s.manifest.Name
 	if next.Name == Working || next.Name == Blocked {
 		s.seen = false

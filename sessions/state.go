@@ -61,6 +61,8 @@ type evidence struct {
 	// starting: the agent's rules can recognise its ready screen and have
 	// not yet matched anything, nor has it reported a state.
 	starting bool
+	// knowsIdle: the agent's rules can recognise its ready screen.
+	knowsIdle bool
 	// fg is what the process table says runs in a shell session.
 	fg foreground
 }
@@ -103,6 +105,14 @@ func decide(e evidence) State {
 	if e.starting && st.Source == SourceScreen && st.Name == Idle && e.screen.Unmatched() {
 		// A half-drawn start-up screen is not an agent waiting for a task:
 		// input typed now would be lost.
+		return e.current
+	}
+	if e.knowsIdle && e.current.Name == Working && st.Source == SourceScreen && st.Name == Idle && e.screen.Unmatched() {
+		// Between two frames of a turn (a tool's rows gone, the dialog
+		// that follows not drawn yet) no rule holds. Rules that know the
+		// agent's ready screen did not see it: the turn goes on. (Gemini
+		// drew such a screen for a moment before its plan approval, and
+		// the session read done.)
 		return e.current
 	}
 	prev := e.current.Name

@@ -36,6 +36,9 @@ func TestDecide(t *testing.T) {
 		{"a recognised ready screen ends start-up", evidence{screen: detect.Verdict{State: detect.StateIdle, Reason: "x.composer"}, current: cur(Working), starting: true}, Idle, SourceScreen, ""},
 		{"an idle report keeps an unseen done", evidence{screen: idle, report: rec("idle"), current: State{Name: Done, Outcome: "completed"}, input: true}, Done, "", "completed"},
 		{"an idle report keeps the screen's turn end", evidence{screen: detect.Verdict{State: detect.StateDone, Outcome: "interrupted", Reason: "x.interrupted"}, report: rec("idle"), current: cur(Working), input: true}, Done, SourceScreen, "interrupted"},
+		{"a screen no rule reads mid-turn, where the rules know the ready screen, keeps working", evidence{screen: idle, current: State{Name: Working, Source: SourceScreen}, input: true, knowsIdle: true}, Working, SourceScreen, ""},
+		{"the ready screen after a turn is its end", evidence{screen: detect.Verdict{State: detect.StateIdle, Reason: "x.composer"}, current: cur(Working), input: true, knowsIdle: true}, Done, SourceScreen, "unknown"},
+		{"an error on screen stands over a Stop report", evidence{screen: detect.Verdict{State: detect.StateError, Reason: "x.api_error", Message: "API Error: 400"}, report: rec("done"), current: cur(Working), input: true}, Error, SourceScreen, ""},
 		{"done report takes the screen's outcome", evidence{screen: detect.Verdict{State: detect.StateDone, Outcome: "interrupted"}, report: rec("done"), current: cur(Working)}, Done, SourceOSC, "interrupted"},
 	}
 	for _, tc := range tests {

@@ -464,20 +464,9 @@ func TestClaudeAutoModeEndToEnd(t *testing.T) {
 	c.mustCall("runtime_send", map[string]any{"sessionId": s.SessionID, "text": "run the installer", "submit": true}, nil)
 	answer := func(question, label string, labels ...string) {
 		t.Helper()
-		b := c.waitPrompt(s.SessionID, &from, 60*time.Second)
-		var got []string
-		id := ""
-		for _, o := range b.Prompt.Options {
-			got = append(got, o.Label)
-			if o.Label == label {
-				id = o.ID
-			}
+		if got := answerByLabel(t, c, s.SessionID, &from, question, label); strings.Join(got, "|") != strings.Join(labels, "|") {
+			t.Fatalf("%q: options %q, want %q", question, got, labels)
 		}
-		if b.Prompt.Question != question || strings.Join(got, "|") != strings.Join(labels, "|") || id == "" {
-			t.Fatalf("prompt %q %q, want %q %q; screen:\n%s", b.Prompt.Question, got, question, labels, c.screen(s.SessionID))
-		}
-		var res struct{ State string }
-		c.mustCall("runtime_answer", map[string]any{"sessionId": s.SessionID, "promptId": b.Prompt.PromptID, "optionId": id}, &res)
 		if _, err := os.Stat(filepath.Join(d.Work, "made.txt")); err == nil && label != "Yes" {
 			t.Fatalf("made.txt exists before Yes")
 		}
@@ -610,26 +599,7 @@ func TestClaudeQuestionTabsEndToEnd(t *testing.T) {
 	from := 0
 	c.waitState(s.SessionID, "idle", &from, 60*time.Second)
 	c.mustCall("runtime_send", map[string]any{"sessionId": s.SessionID, "text": "style the button", "submit": true}, nil)
-	answer := func(question, label string) {
-		t.Helper()
-		b := c.waitPrompt(s.SessionID, &from, 60*time.Second)
-		for b.Prompt.Question != question {
-			// The previous question's screen may still be up for a frame.
-			b = c.waitPrompt(s.SessionID, &from, 30*time.Second)
-		}
-		id := ""
-		var labels []string
-		for _, o := range b.Prompt.Options {
-			labels = append(labels, o.Label)
-			if o.Label == label {
-				id = o.ID
-			}
-		}
-		if id == "" {
-			t.Fatalf("%q: options %q have no %q; screen:\n%s", question, labels, label, c.screen(s.SessionID))
-		}
-		c.mustCall("runtime_answer", map[string]any{"sessionId": s.SessionID, "promptId": b.Prompt.PromptID, "optionId": id}, nil)
-	}
+	answer := func(question, label string) { t.Helper(); answerByLabel(t, c, s.SessionID, &from, question, label) }
 	answer("Which color should the button be?", "Blue")
 	answer("Which size should it be?", "Large")
 	answer("Review your answers", "Submit answers")
@@ -645,4 +615,29 @@ func TestClaudeQuestionTabsEndToEnd(t *testing.T) {
 	if !strings.Contains(got, "Blue") || !strings.Contains(got, "Large") || strings.Contains(got, "Red") || strings.Contains(got, "Small") {
 		t.Errorf("the model got %q, want the answers Blue and Large", got)
 	}
+}
+
+// answerByLabel waits for the prompt asking question (a prompt before it,
+// still on screen for a frame, is passed over) and answers it with the
+// option labelled label, as an editor does with the label a person picked.
+// It returns the prompt's labels.
+func answerByLabel(t *testing.T, c *client, id string, from *int, question, label string) []string {
+	t.Helper()
+	b := c.waitPrompt(id, from, 60*time.Second)
+	for b.Prompt.Question != question {
+		b = c.waitPrompt(id, from, 30*time.Second)
+	}
+	option := ""
+	var labels []string
+	for _, o := range b.Prompt.Options {
+		labels = append(labels, o.Label)
+		if o.Label == label {
+			option = o.ID
+		}
+	}
+	if option == "" {
+		t.Fatalf("%q: options %q have no %q; screen:\n%s", question, labels, label, c.screen(id))
+	}
+	c.mustCall("runtime_answer", map[string]any{"sessionId": id, "promptId": b.Prompt.PromptID, "optionId": option}, nil)
+	return labels
 }
