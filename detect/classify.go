@@ -321,7 +321,6 @@ func (p *PromptParser) regionOr(def string) string {
 // on a screen cols wide (0: unknown).
 func (p *PromptParser) extract(rows []string, cols int) *Prompt {
 	pr := &Prompt{Kind: p.Kind, Freeform: p.Freeform, Settle: p.settle}
-	firstOption := -1
 	lastOptionRow := -2
 	labelIdx := p.option.SubexpIndex("label")
 	idIdx := p.option.SubexpIndex("id")
@@ -359,7 +358,7 @@ func (p *PromptParser) extract(rows []string, cols int) *Prompt {
 		if qRow < 0 {
 			// Blocked all the same where the rule says so, but with free
 			// text and the terminal only: no key is typed for a guess.
-			pr.Question = p.findQuestion(rows, -1)
+			pr.Question = p.findQuestion(rows)
 			pr.Freeform, pr.unread = true, true
 			pr.ID = Fingerprint(pr)
 			return pr
@@ -389,9 +388,6 @@ func (p *PromptParser) extract(rows []string, cols int) *Prompt {
 				lastOptionRow = i
 			}
 			continue
-		}
-		if firstOption < 0 {
-			firstOption = i
 		}
 		lastOptionRow = i
 		lastRowOptions = len(ms)
@@ -517,7 +513,7 @@ func (p *PromptParser) questionRow(rows []string) (row int, inline bool) {
 
 // findQuestion is the first question row in rows, for a prompt whose menu
 // could not be read.
-func (p *PromptParser) findQuestion(rows []string, _ int) string {
+func (p *PromptParser) findQuestion(rows []string) string {
 	for _, row := range rows {
 		if q := p.pick(row); q != "" {
 			return q
