@@ -35,7 +35,18 @@ export function registerCommands(ctx: Ctx): vscode.Disposable[] {
     reg('agentd.answerLongestWaiting', () => ctx.prompts.answerLongestWaiting()),
     reg('agentd.openTerminal', async (arg?: SessionArg) => {
       const s = await session(ctx, arg, (s) => s.state !== 'exited' || ctx.terminals.has(s.sessionId), 'Open which session in a terminal?');
-      if (s) ctx.terminals.show(s);
+      if (!s) return;
+      if (s.agentInfo) {
+        // An ACP session has no screen: its login's terminal, if it is
+        // logging in; else say where its prompts and tasks go.
+        const login = s.loginSessionId ? ctx.store.get(s.loginSessionId) : undefined;
+        if (login) return void ctx.terminals.show(login);
+        void vscode.window.showInformationMessage(
+          `${sessionName(s)} runs over ACP and has no terminal: its permission requests come as notices, and "agentd: Send Selection to Agent" gives it a task.`,
+        );
+        return;
+      }
+      ctx.terminals.show(s);
     }),
     reg('agentd.markSeen', async (arg?: SessionArg) => {
       const s = await session(ctx, arg, (s) => s.state === 'done', 'Mark which finished session as seen?');

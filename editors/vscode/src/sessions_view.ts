@@ -152,7 +152,12 @@ export function sessionItem(s: Session, now = Date.now()): vscode.TreeItem {
   item.contextValue = contextValue(s);
   item.tooltip = tooltip(s);
   item.accessibilityInformation = { label: `${sessionName(s)}, ${stateLabel(s)} for ${age(s, now)}${blocked ? ', asks: ' + s.prompt!.question : ''}` };
-  if (s.state !== 'exited') item.command = { title: 'Open Terminal', command: 'agentd.openTerminal', arguments: [{ sessionId: s.sessionId }] };
+  if (s.agentInfo && blocked) {
+    // An ACP session has no terminal to open: its row answers its prompt.
+    item.command = { title: 'Answer Prompt', command: 'agentd.answerPrompt', arguments: [{ sessionId: s.sessionId }] };
+  } else if (s.state !== 'exited') {
+    item.command = { title: 'Open Terminal', command: 'agentd.openTerminal', arguments: [{ sessionId: s.sessionId }] };
+  }
   return item;
 }
 

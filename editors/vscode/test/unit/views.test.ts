@@ -88,6 +88,9 @@ test('a Sessions row: agent icon coloured by state, name, state and how long; a 
   );
   assert.deepEqual(view.getChildren({ sessionId: 's1' }), [{ sessionId: 's1', question: true }]);
   assert.deepEqual(view.getChildren({ sessionId: 's2' }), []);
+  // An ACP session has no terminal: its blocked row answers its prompt.
+  const acp = sessionItem(session('s4', 'blocked', { prompt, agentInfo: { name: 'Copilot', title: 'Copilot', version: '1.0.102' } }));
+  assert.equal(acp.command?.command, 'agentd.answerPrompt');
   const exited = sessionItem(session('s3', 'exited', { exit: { exitCode: 0, signal: 'SIGHUP' } }));
   assert.equal(exited.description, 'exited (SIGHUP) · 12s');
   assert.equal(exited.command, undefined);
