@@ -173,8 +173,21 @@ function M.attach(s, buf)
 end
 
 ---Shows a session in a terminal window (reusing its buffer) and marks it seen.
+---An ACP session has no screen: its login's terminal while it logs in,
+---else a notice of where its requests and tasks go.
 ---@param s agentd.Session
 function M.open(s)
+  if type(s.agentInfo) == "table" then
+    local login = type(s.loginSessionId) == "string" and sessions.get(s.loginSessionId)
+    if login then
+      return M.open(login)
+    end
+    vim.notify(
+      ("agentd: %s runs over ACP and has no terminal: :Agentd answer takes its requests, :Agentd send gives it a task"):format(sessions.label(s)),
+      vim.log.levels.INFO
+    )
+    return nil
+  end
   ensure_autocmds()
   local t = terms[s.id]
   if t and vim.api.nvim_buf_is_valid(t.buf) then
