@@ -395,42 +395,29 @@ func TestClaudePlanApprovalByLabel(t *testing.T) {
 	}
 	script := &fakemodel.Script{Rules: []fakemodel.Rule{lab.ClaudePlanRule("make the plan",
 		"# Move greet()\n\n1. Move greet() into greeting.py\n2. Import it from main.py\n3. Run the tests\n")}}
-	l, _, err := lab.Claude(bin, d, script, lab.ClaudeOptions{})
+	// Plan mode from the start, in place of the lab's default mode.
+	l, _, err := lab.Claude(bin, d, script, lab.ClaudeOptions{OwnMode: true, Args: []string{"--permission-mode", "plan"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Cleanup()
-	argv := append(slices.Clone(l.Argv), "--permission-mode", "plan")
 	c := startAgentd(t)
 	var s spawned
-	c.mustCall("session/spawn", map[string]any{"argv": argv, "cwd": d.Work, "env": envMap(l.Env, lab.ClaudeUnset...), "cols": 120, "rows": 40}, &s)
+	c.mustCall("session/spawn", map[string]any{"argv": l.Argv, "cwd": d.Work, "env": envMap(l.Env, lab.ClaudeUnset...), "cols": 120, "rows": 40}, &s)
 	from := 0
 	c.waitState(s.SessionID, "idle", &from, 60*time.Second)
 	c.mustCall("runtime_send", map[string]any{"sessionId": s.SessionID, "text": "make the plan", "submit": true}, nil)
-	b := c.waitPrompt(s.SessionID, &from, 60*time.Second)
-	var labels []string
-	choice := ""
-	for _, o := range b.Prompt.Options {
-		labels = append(labels, o.Label)
-		if o.Label == "Yes, manually approve edits" {
-			choice = o.ID
-		}
-	}
+	labels := answerByLabel(t, c, s.SessionID, &from, "Claude has written up a plan and is ready to execute. Would you like to proceed?", "Yes, manually approve edits")
 	if want := "Yes, and use auto mode|Yes, manually approve edits|Tell Claude what to change"; strings.Join(labels, "|") != want {
-		t.Fatalf("plan approval options %q, want only the menu's %q; screen:\n%s", labels, want, c.screen(s.SessionID))
+		t.Fatalf("plan approval options %q, want only the menu's %q", labels, want)
 	}
-	if !strings.HasSuffix(b.Prompt.Question, "Would you like to proceed?") {
-		t.Errorf("question %q", b.Prompt.Question)
-	}
-	var res struct{ State string }
-	c.mustCall("runtime_answer", map[string]any{"sessionId": s.SessionID, "promptId": b.Prompt.PromptID, "optionId": choice}, &res)
 	done := c.waitState(s.SessionID, "done", &from, 60*time.Second)
 	if done.Outcome != "completed" {
 		t.Errorf("turn ended %+v", done)
 	}
 	screen := c.screen(s.SessionID)
 	if !strings.Contains(screen, "Approved Claude's plan") || !strings.Contains(screen, "manual mode on") {
-		t.Errorf("after answering %q (option %s) the plan is not approved in manual mode:\n%s", "Yes, manually approve edits", choice, screen)
+		t.Errorf("after answering %q the plan is not approved in manual mode:\n%s", "Yes, manually approve edits", screen)
 	}
 }
 
