@@ -19,4 +19,12 @@ require (
 require (
 	github.com/clipperhouse/uax29/v2 v2.2.0 // indirect
 	golang.org/x/tools v0.26.0 // indirect
+	vt10x.upstream/pinned v0.0.0-20220301184237-5011da428d02
 )
+
+// agentd's fork of vt10x (see sessions/term/vt10x/README.md).
+replace github.com/hinshun/vt10x => ./sessions/term/vt10x
+
+// The upstream vt10x the fork started from, under another name, so that
+// sessions/term's equivalence test can run both side by side.
+replace vt10x.upstream/pinned => github.com/hinshun/vt10x v0.0.0-20220301184237-5011da428d02

@@ -1,0 +1,3 @@
+module github.com/hinshun/vt10x
+
+go 1.14
