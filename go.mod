@@ -7,14 +7,15 @@ require (
 	github.com/adrg/xdg v0.5.3
 	github.com/coder/acp-go-sdk v0.13.0
 	github.com/creack/pty v1.1.24
-	github.com/hinshun/vt10x v0.0.0-20220301184237-5011da428d02
-	github.com/mattn/go-runewidth v0.0.31
+	github.com/hinshun/vt10x v0.0.0-00010101000000-000000000000
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/sourcegraph/jsonrpc2 v0.2.3
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sys v0.50.0
 	golang.org/x/term v0.48.0
 )
+
+require github.com/mattn/go-runewidth v0.0.31 // indirect
 
 require (
 	github.com/clipperhouse/uax29/v2 v2.2.0 // indirect

@@ -14,6 +14,9 @@ type Screen struct {
 	Cols, Rows int
 	// Lines holds one entry per screen row, trailing blanks trimmed.
 	Lines []string
+	// Styles holds, for each row, one byte per rune of its line: that
+	// glyph's Style bits. Nil when the screen came from text alone.
+	Styles []string
 	// CursorRow and CursorCol are zero-based.
 	CursorRow, CursorCol int
 	CursorVisible        bool
@@ -105,3 +108,14 @@ func stripSGR(s string) string {
 
 // Text joins the screen's lines with newlines.
 func (s Screen) Text() string { return strings.Join(s.Lines, "\n") }
+
+// Style bits, as Screen.Styles holds them: what a person sees of a glyph
+// besides its text. (They are the emulator's, sessions/term/vt10x.)
+const (
+	StyleReverse    = 1 << iota // reverse video
+	StyleBackground             // a background other than the default, reverse video included
+	StyleForeground             // a foreground other than the default
+	StyleBold
+	StyleUnderline
+	StyleItalic
+)

@@ -40,5 +40,5 @@ func sameScreen(a, b detect.Screen) bool {
 	if (a.Status == nil) != (b.Status == nil) || (a.Status != nil && *a.Status != *b.Status) {
 		return false
 	}
-	return slices.Equal(a.Lines, b.Lines)
+	return slices.Equal(a.Lines, b.Lines) && slices.Equal(a.Styles, b.Styles)
 }

@@ -11,12 +11,12 @@ import (
 // could be reused for a screen the rules would read differently.
 func TestSameScreen(t *testing.T) {
 	base := func() detect.Screen {
-		return detect.Screen{Cols: 120, Rows: 3, Lines: []string{"a", "b", ""}, CursorRow: 1, CursorCol: 2, CursorVisible: true,
+		return detect.Screen{Cols: 120, Rows: 3, Lines: []string{"a", "b", ""}, Styles: []string{"\x00", "\x00", ""}, CursorRow: 1, CursorCol: 2, CursorVisible: true,
 			Title: "t", Status: &detect.StatusRecord{State: "working", Progress: -1}, StatusSeq: 1, Progress: detect.Progress{State: -1}}
 	}
 	// A field added to detect.Screen must be added to sameScreen and here.
-	if n := reflect.TypeOf(detect.Screen{}).NumField(); n != 11 {
-		t.Fatalf("detect.Screen has %d fields; sameScreen compares 11", n)
+	if n := reflect.TypeOf(detect.Screen{}).NumField(); n != 12 {
+		t.Fatalf("detect.Screen has %d fields; sameScreen compares 12", n)
 	}
 	if !sameScreen(base(), base()) {
 		t.Fatal("equal screens differ")
@@ -24,6 +24,7 @@ func TestSameScreen(t *testing.T) {
 	for name, change := range map[string]func(*detect.Screen){
 		"line":      func(s *detect.Screen) { s.Lines[2] = "c" },
 		"rows":      func(s *detect.Screen) { s.Lines = s.Lines[:2] },
+		"style":     func(s *detect.Screen) { s.Styles[1] = string(rune(detect.StyleReverse)) },
 		"size":      func(s *detect.Screen) { s.Cols = 80 },
 		"cursor":    func(s *detect.Screen) { s.CursorCol = 3 },
 		"visible":   func(s *detect.Screen) { s.CursorVisible = false },

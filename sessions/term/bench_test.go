@@ -67,7 +67,7 @@ func BenchmarkSnapshot(b *testing.B) {
 // BenchmarkSnapshotFrame is the live path's unit of work: write a frame,
 // then render the screen. "spinner" redraws one row, "repaint" clears and
 // redraws all 40; "dirty" is Snapshot as shipped (only the rows vt10x
-// marked dirty), "cell" renders every row through vt10x's Cell, as before.
+// marked dirty), "all" renders every row (SnapshotAll, the 50 ms poll's way).
 // The screen starts as a real session's last one.
 func BenchmarkSnapshotFrame(b *testing.B) {
 	files, _ := filepath.Glob("../../fixtures/*/*/sessions/*.raw")
@@ -86,18 +86,19 @@ func BenchmarkSnapshotFrame(b *testing.B) {
 		"repaint": {repaint, append([]byte("\x1b[?25l"), repaint...)},
 	}
 	for _, kind := range []string{"spinner", "repaint"} {
-		for _, how := range []string{"dirty", "cell"} {
+		for _, how := range []string{"dirty", "all"} {
 			b.Run(kind+"/"+how, func(b *testing.B) {
 				t := New(Options{Cols: 120, Rows: 40})
-				if how == "cell" {
-					t.inner = vtInner{}
-				}
 				t.Write(raw)
 				b.ReportAllocs()
 				i := 0
 				for b.Loop() {
 					t.Write(frames[kind][i%2])
-					t.Snapshot()
+					if how == "all" {
+						t.SnapshotAll()
+					} else {
+						t.Snapshot()
+					}
 					i++
 				}
 			})

@@ -10,10 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/hinshun/vt10x"
-	"github.com/mattn/go-runewidth"
 
 	"github.com/agentd/agentd/detect"
 )
@@ -31,12 +29,13 @@ type Terminal struct {
 	cols int
 	rows int
 
-	pending []byte // an unfinished escape sequence or UTF-8 rune
+	pending      []byte // an unfinished escape sequence
+	pendingSpare []byte // pending's other buffer: the two take turns
 	rowBuf  []byte // reused while rendering rows
 	// shown is the last Snapshot's rows. Snapshot renders again only the
 	// rows vt10x marked dirty since then (see rows.go).
-	shown []string
-	inner vtInner
+	shown       []string
+	shownStyles []string // shown's Style bytes, one per glyph
 
 	title          string
 	status         *detect.StatusRecord
@@ -78,7 +77,6 @@ func New(o Options) *Terminal {
 		reply:        o.Reply,
 		answerStatus: !o.NoStatusAnswer,
 	}
-	t.inner = reachInner(t.vt)
 	return t
 }
 
@@ -116,80 +114,47 @@ func (t *Terminal) BracketedPaste() bool {
 func (t *Terminal) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	buf := p
 	if len(t.pending) > 0 {
-		buf = append(t.pending, p...)
-		t.pending = nil
+		t.pending = append(t.pending, p...)
+		buf := t.pending
+		t.pending = t.pendingSpare[:0]
+		t.pendingSpare = buf
+		t.process(buf)
+		return len(p), nil
 	}
-	t.process(buf)
+	t.process(p)
 	return len(p), nil
 }
 
-// process walks buf once. Plain text and sequences vt10x handles well are fed
-// through in runs; queries and tapped sequences are cut out and handled in
-// stream order. An unfinished tail is kept for the next Write.
+// process walks buf once. Text and the sequences the emulator handles go
+// to it in runs; queries and tapped sequences are cut out and handled in
+// stream order. An unfinished escape sequence at the end is kept for the
+// next Write. (Runes split across writes and wide glyphs are the
+// emulator's own business.)
 func (t *Terminal) process(buf []byte) {
 	start := 0 // first byte not yet given to the emulator
 	i := 0
 	for i < len(buf) {
-		c := buf[i]
-		if c == 0x1b {
-			end, complete := seqEnd(buf, i)
-			if !complete {
-				if len(buf)-i <= maxPending {
-					t.feed(buf[start:i])
-					t.pending = append([]byte(nil), buf[i:]...)
-					return
-				}
-				i = len(buf)
-				break
-			}
-			if t.handleSeq(buf, start, i, end) {
-				start = end
-			}
-			i = end
-			continue
+		k := bytes.IndexByte(buf[i:], 0x1b)
+		if k < 0 {
+			break
 		}
-		if c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRune(buf[i:])
-		if r == utf8.RuneError && size <= 1 {
-			if !utf8.FullRune(buf[i:]) {
-				// A rune split across reads: keep its head for the next Write.
+		i += k
+		end, complete := seqEnd(buf, i)
+		if !complete {
+			if len(buf)-i <= maxPending {
 				t.feed(buf[start:i])
-				t.pending = append([]byte(nil), buf[i:]...)
+				t.pending = append(t.pending[:0], buf[i:]...)
 				return
 			}
-			// Invalid byte: drop it so vt10x's own decoder cannot misstep.
-			t.feed(buf[start:i])
-			i++
-			start = i
-			continue
+			break
 		}
-		i += size
-		if cellWidth(r) == 2 {
-			// vt10x gives every rune one cell; a real terminal advances two.
-			// Step over the second cell so text after it lands where the
-			// program meant it to.
-			t.feed(buf[start:i])
-			t.feed(cursorForward)
-			start = i
+		if t.handleSeq(buf, start, i, end) {
+			start = end
 		}
+		i = end
 	}
-	t.feed(buf[start:i])
-}
-
-var cursorForward = []byte("\x1b[C")
-
-// cellWidth is go-runewidth's width with a fast path: no rune below U+1100
-// (where the first wide block starts) takes two cells.
-func cellWidth(r rune) int {
-	if r < 0x1100 {
-		return 1
-	}
-	return runewidth.RuneWidth(r)
+	t.feed(buf[start:])
 }
 
 func (t *Terminal) feed(b []byte) {
@@ -224,40 +189,39 @@ func (t *Terminal) handleSeq(buf []byte, start, s, e int) bool {
 	return false
 }
 
+// handleCSI answers the queries among CSI sequences and notes the modes
+// agentd reads; the emulator gets the rest. It looks only at the final
+// byte until it knows the sequence matters, and allocates nothing.
 func (t *Terminal) handleCSI(buf []byte, start, s, e int) bool {
 	seq := buf[s:e]
-	if len(seq) < 3 || seq[len(seq)-1] < 0x40 || seq[len(seq)-1] > 0x7e {
+	final := seq[len(seq)-1]
+	switch final {
+	case 'c', 'n', 'q', 'p', 'h', 'l':
+	default:
+		return false
+	}
+	if len(seq) < 3 {
 		return false // cut short by ESC, CAN or SUB: nothing to answer
 	}
-	if safe, changed := saneCSI(seq); changed {
-		// vt10x loops once per unit of a count and takes negative counts as
-		// slice offsets: give it the sequence with sane numbers.
-		t.feed(buf[start:s])
-		if safe != nil {
-			t.feed(safe)
-		}
-		return true
-	}
 	body := seq[2 : len(seq)-1]
-	final := seq[len(seq)-1]
 	var prefix byte
 	if len(body) > 0 && body[0] >= '<' && body[0] <= '?' {
 		prefix = body[0]
 		body = body[1:]
 	}
-	params := string(body)
+	is := func(s string) bool { return string(body) == s }
 	switch {
-	case final == 'c' && prefix == 0 && (params == "" || params == "0"):
+	case final == 'c' && prefix == 0 && (is("") || is("0")):
 		// Device Attributes: a VT220 with ANSI colour.
 		t.answer(buf, start, e, "\x1b[?62;22c")
 		return true
 	case final == 'c' && prefix == '>':
 		t.answer(buf, start, e, "\x1b[>0;10;1c")
 		return true
-	case final == 'n' && prefix == 0 && params == "5":
+	case final == 'n' && prefix == 0 && is("5"):
 		t.answer(buf, start, e, "\x1b[0n")
 		return true
-	case final == 'n' && prefix == 0 && params == "6":
+	case final == 'n' && prefix == 0 && is("6"):
 		t.feed(buf[start:e]) // the cursor must be where the program left it
 		cur := t.vt.Cursor()
 		t.send(fmt.Sprintf("\x1b[%d;%dR", cur.Y+1, cur.X+1))
@@ -265,16 +229,11 @@ func (t *Terminal) handleCSI(buf []byte, start, s, e int) bool {
 	case final == 'q' && prefix == '>':
 		t.answer(buf, start, e, "\x1bP>|agentd\x1b\\")
 		return true
-	case final == 'u' && prefix != 0:
-		// Kitty keyboard protocol (query, push, pop). vt10x would read it as
-		// "restore cursor". It stays unanswered: agentd writes legacy keys.
-		t.feed(buf[start:s])
-		return true
-	case final == 'p' && prefix == '?' && strings.HasSuffix(params, "$"):
+	case final == 'p' && prefix == '?' && bytes.HasSuffix(body, []byte("$")):
 		// DECRQM: only synchronized output is known to be supported.
-		mode := strings.TrimSuffix(params, "$")
+		mode := body[:len(body)-1]
 		state := 0
-		if mode == "2026" {
+		if string(mode) == "2026" {
 			state = 2
 			if t.syncOutput {
 				state = 1
@@ -284,8 +243,14 @@ func (t *Terminal) handleCSI(buf []byte, start, s, e int) bool {
 		return true
 	case (final == 'h' || final == 'l') && prefix == '?':
 		on := final == 'h'
-		for _, m := range strings.Split(params, ";") {
-			switch m {
+		for len(body) > 0 {
+			m := body
+			if k := bytes.IndexByte(body, ';'); k >= 0 {
+				m, body = body[:k], body[k+1:]
+			} else {
+				body = nil
+			}
+			switch string(m) {
 			case "2026":
 				t.syncOutput = on
 			case "2004":
@@ -382,54 +347,6 @@ func parseProgress(arg string) (detect.Progress, bool) {
 	return p, true
 }
 
-// maxCSIParam bounds a CSI count: no screen is larger, and vt10x repeats
-// some operations once per unit (tab forward, tab back).
-const maxCSIParam = 9999
-
-// saneCSI returns seq with every number above maxCSIParam lowered to it,
-// or nil when the parameters are malformed (a sign, which vt10x would read
-// as a negative count); changed is false when seq is fine as it is.
-func saneCSI(seq []byte) (safe []byte, changed bool) {
-	params := seq[2 : len(seq)-1]
-	if bytes.IndexAny(params, "+-") >= 0 {
-		return nil, true
-	}
-	run := 0
-	for _, c := range params {
-		if c >= '0' && c <= '9' {
-			run++
-			if run > 4 {
-				changed = true
-				break
-			}
-		} else {
-			run = 0
-		}
-	}
-	if !changed {
-		return seq, false
-	}
-	out := append([]byte(nil), seq[:2]...)
-	for i := 0; i < len(params); {
-		if params[i] < '0' || params[i] > '9' {
-			out = append(out, params[i])
-			i++
-			continue
-		}
-		j := i
-		for j < len(params) && params[j] >= '0' && params[j] <= '9' {
-			j++
-		}
-		n, err := strconv.Atoi(string(params[i:j]))
-		if err != nil || n > maxCSIParam {
-			n = maxCSIParam
-		}
-		out = strconv.AppendInt(out, int64(n), 10)
-		i = j
-	}
-	return append(out, seq[len(seq)-1]), true
-}
-
 // seqEnd finds the end of the escape sequence starting at buf[i] (an ESC).
 // complete is false when buf ends before the sequence does.
 func seqEnd(buf []byte, i int) (end int, complete bool) {
@@ -505,8 +422,10 @@ func (t *Terminal) snapshot(all bool) detect.Screen {
 		s.Status = &rec
 	}
 	s.StatusSeq = t.statusSeq
-	t.renderRows(cols, rows, all)
+	t.renderRows(rows, all)
 	copy(s.Lines, t.shown)
+	s.Styles = make([]string, rows)
+	copy(s.Styles, t.shownStyles)
 	return s
 }
 

@@ -2,61 +2,108 @@ package vt10x
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 )
+
+// maxArg bounds a CSI parameter: no screen is larger, and some operations
+// repeat once per unit of their count (tab forward, tab back), so a
+// count of a billion would hang the terminal.
+const maxArg = 9999
 
 // CSI (Control Sequence Introducer)
 // ESC+[
 type csiEscape struct {
-	buf  []byte
+	buf  [256]byte
+	n    int
+	argv [128]int
 	args []int
 	mode byte
 	priv bool
+	// skip is set for a sequence this terminal must not act on: one with
+	// a private prefix other than '?' (>, <, =: xterm and kitty
+	// extensions), intermediate bytes (e.g. DECRQM's $, DECSCUSR's
+	// space) or a signed number. Upstream ran them as the plain sequence
+	// with the same final byte: `CSI > 4;1 m` reset the colours,
+	// `CSI -5 C` indexed a row with a negative number.
+	skip bool
 }
 
 func (c *csiEscape) reset() {
-	c.buf = c.buf[:0]
-	c.args = c.args[:0]
+	c.n = 0
+	c.args = c.argv[:0]
 	c.mode = 0
 	c.priv = false
+	c.skip = false
 }
 
 func (c *csiEscape) put(b byte) bool {
-	c.buf = append(c.buf, b)
-	if b >= 0x40 && b <= 0x7E || len(c.buf) >= 256 {
+	if c.n < len(c.buf) {
+		c.buf[c.n] = b
+		c.n++
+	}
+	if b >= 0x40 && b <= 0x7E || c.n >= len(c.buf) {
 		c.parse()
 		return true
 	}
 	return false
 }
 
+// parse reads the parameters as upstream did (numbers separated by ';',
+// stopping at the first that is not a number), without allocating.
 func (c *csiEscape) parse() {
-	c.mode = c.buf[len(c.buf)-1]
-	if len(c.buf) == 1 {
+	buf := c.buf[:c.n]
+	c.mode = buf[len(buf)-1]
+	if len(buf) == 1 {
 		return
 	}
-	s := string(c.buf)
-	c.args = c.args[:0]
-	if s[0] == '?' {
+	c.args = c.argv[:0]
+	s := buf[:len(buf)-1]
+	switch s[0] {
+	case '?':
 		c.priv = true
 		s = s[1:]
+	case '<', '=', '>':
+		c.skip = true
+		return
 	}
-	s = s[:len(s)-1]
-	ss := strings.Split(s, ";")
-	for _, p := range ss {
-		i, err := strconv.Atoi(p)
-		if err != nil {
-			//t.logf("invalid CSI arg '%s'\n", p)
+	for _, b := range s {
+		if b >= 0x20 && b <= 0x2f {
+			c.skip = true // an intermediate byte, or a sign
+			return
+		}
+	}
+	for len(s) > 0 || len(c.args) == 0 {
+		v, ok, rest := 0, false, s
+		for len(rest) > 0 && rest[0] >= '0' && rest[0] <= '9' {
+			v = min(v*10+int(rest[0]-'0'), maxArg)
+			rest = rest[1:]
+			ok = true
+		}
+		if !ok || (len(rest) > 0 && rest[0] != ';') {
+			break // not a number: upstream's Atoi failed here
+		}
+		if len(c.args) == len(c.argv) {
 			break
 		}
-		c.args = append(c.args, i)
+		c.args = append(c.args, v)
+		if len(rest) == 0 {
+			break
+		}
+		s = rest[1:]
+		if len(s) == 0 {
+			break // a trailing ';': upstream's last, empty, field
+		}
 	}
 }
 
 func (c *csiEscape) arg(i, def int) int {
 	if i >= len(c.args) || i < 0 {
 		return def
+	}
+	if c.args[i] == 0 && def == 1 {
+		// A count of 0 is the default count, 1, as in xterm. Upstream
+		// took it literally, and its erase and scroll operations then
+		// cleared a row or a cell they were given no count for.
+		return 1
 	}
 	return c.args[i]
 }
@@ -68,6 +115,9 @@ func (c *csiEscape) maxarg(i, def int) int {
 
 func (t *State) handleCSI() {
 	c := &t.csi
+	if c.skip {
+		return
+	}
 	switch c.mode {
 	default:
 		goto unknown
@@ -178,9 +228,15 @@ func (t *State) handleCSI() {
 			t.moveAbsTo(0, 0)
 		}
 	case 's': // DECSC - save cursor position (ANSI.SYS)
-		t.saveCursor()
+		if !c.priv {
+			t.saveCursor()
+		}
 	case 'u': // DECRC - restore cursor position (ANSI.SYS)
-		t.restoreCursor()
+		// `CSI ? u` is the kitty keyboard protocol's query, which
+		// upstream took for a restore.
+		if !c.priv {
+			t.restoreCursor()
+		}
 	}
 	return
 unknown: // TODO: get rid of this goto

@@ -1,20 +1,169 @@
 package vt10x
 
+import "unicode/utf8"
+
+// parseState is where the parser is in an escape sequence. Upstream kept
+// it as a method value (t.state = t.parse), which allocates a closure on
+// every change of state, that is twice per escape sequence.
+type parseState uint8
+
+const (
+	stGround parseState = iota
+	stEsc
+	stCSI
+	stStr
+	stStrEnd
+	stAltCharset
+	stEscTest
+	stSkipOne // the designator after ESC ) * + SP %, which upstream printed
+)
+
+const utf8Max = utf8.UTFMax
+
 func isControlCode(c rune) bool {
 	return c < 0x20 || c == 0177
 }
 
+// write parses p. A rune split across writes is held until the rest of it
+// comes (upstream dropped both halves).
+func (t *State) write(p []byte) {
+	if t.npartial > 0 {
+		p = t.completePartial(p)
+	}
+	for i := 0; i < len(p); {
+		b := p[i]
+		if b >= 0x20 && b < 0x7f && t.state == stGround && t.cur.Attr.Mode&attrGfx == 0 {
+			j := i + 1
+			for j < len(p) && p[j] >= 0x20 && p[j] < 0x7f {
+				j++
+			}
+			t.putASCII(p[i:j])
+			i = j
+			continue
+		}
+		if b < utf8.RuneSelf {
+			t.put(rune(b))
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(p[i:])
+		if r == utf8.RuneError && size == 1 {
+			if !utf8.FullRune(p[i:]) {
+				t.npartial = copy(t.partial[:], p[i:])
+				return
+			}
+			t.logln("invalid utf8 sequence")
+			i++
+			continue
+		}
+		t.put(r)
+		i += size
+	}
+}
+
+// completePartial finishes the rune held from the last write with the
+// first bytes of p and returns what is left of p.
+func (t *State) completePartial(p []byte) []byte {
+	var tmp [2 * utf8Max]byte
+	n := copy(tmp[:], t.partial[:t.npartial])
+	k := copy(tmp[n:n+utf8Max], p)
+	if !utf8.FullRune(tmp[:n+k]) {
+		t.npartial = copy(t.partial[:], tmp[:n+k])
+		return nil
+	}
+	t.npartial = 0
+	r, size := utf8.DecodeRune(tmp[:n+k])
+	if r == utf8.RuneError && size == 1 {
+		// What was held is no rune: drop it, as upstream drops each
+		// invalid byte.
+		t.logln("invalid utf8 sequence")
+		return p
+	}
+	t.put(r)
+	return p[size-n:]
+}
+
+func (t *State) put(c rune) {
+	switch t.state {
+	case stGround:
+		t.parse(c)
+	case stEsc:
+		t.parseEsc(c)
+	case stCSI:
+		t.parseEscCSI(c)
+	case stStr:
+		t.parseEscStr(c)
+	case stStrEnd:
+		t.parseEscStrEnd(c)
+	case stAltCharset:
+		t.parseEscAltCharset(c)
+	case stEscTest:
+		t.parseEscTest(c)
+	case stSkipOne:
+		if !t.handleControlCodes(c) {
+			t.state = stGround
+		}
+	}
+}
+
+// putASCII writes a run of printable ASCII (0x20-0x7e) in the ground state,
+// outside the line-drawing charset: what parse does for each of them, a
+// row's worth at a time.
+func (t *State) putASCII(s []byte) {
+	p := t.pen()
+	t.changed |= ChangedScreen
+	for len(s) > 0 {
+		if t.cur.State&cursorWrapNext != 0 {
+			if t.mode&ModeWrap == 0 {
+				// No autowrap: every character lands on the last column.
+				t.setChar(rune(s[len(s)-1]), &t.cur.Attr, t.cur.X, t.cur.Y)
+				return
+			}
+			t.lines[t.cur.Y][t.cur.X].ch |= attrWrap << runeBits
+			t.newline(true)
+		}
+		x, y := t.cur.X, t.cur.Y
+		n := min(len(s), t.cols-x)
+		t.unsplit(x, x+n, y)
+		dst := t.lines[y][x : x+n]
+		for i, b := range s[:n] {
+			dst[i] = cell{ch: p.ch | uint32(b), fg: p.fg, bg: p.bg}
+		}
+		t.lines[y].grow(x + n)
+		t.dirty[y] = true
+		s = s[n:]
+		if x+n < t.cols {
+			t.cur.X = x + n
+		} else {
+			t.cur.X = t.cols - 1
+			t.cur.State |= cursorWrapNext
+		}
+	}
+}
+
 func (t *State) parse(c rune) {
-	t.logf("%q", string(c))
 	if isControlCode(c) {
 		if t.handleControlCodes(c) || t.cur.Attr.Mode&attrGfx == 0 {
 			return
 		}
 	}
+	w := 1
+	if c >= 0x300 {
+		w = RuneWidth(c)
+	}
+	if w == 0 {
+		// A combining mark, a joiner or a variation selector takes no
+		// cell of its own (upstream gave it one). U+FE0F asks for the
+		// emoji form of the glyph before it, which is two cells wide.
+		if c == 0xFE0F {
+			t.widenPrevious()
+		}
+		return
+	}
 	// TODO: update selection; see st.c:2450
 
 	if t.mode&ModeWrap != 0 && t.cur.State&cursorWrapNext != 0 {
-		t.lines[t.cur.Y][t.cur.X].Mode |= attrWrap
+		t.lines[t.cur.Y][t.cur.X].ch |= attrWrap << runeBits
 		t.newline(true)
 	}
 
@@ -23,9 +172,55 @@ func (t *State) parse(c rune) {
 		t.logln("insert mode not implemented")
 	}
 
+	if w == 2 {
+		switch {
+		case t.cols < 2:
+			w = 1
+		case t.cur.X == t.cols-1 && t.mode&ModeWrap != 0:
+			// No room on this row: the glyph goes to the next one.
+			t.lines[t.cur.Y][t.cur.X].ch |= attrWrap << runeBits
+			t.newline(true)
+		case t.cur.X == t.cols-1:
+			t.cur.X--
+		}
+	}
 	t.setChar(c, &t.cur.Attr, t.cur.X, t.cur.Y)
-	if t.cur.X+1 < t.cols {
-		t.moveTo(t.cur.X+1, t.cur.Y)
+	if w == 2 {
+		t.setWide(t.cur.X, t.cur.Y)
+	}
+	if t.cur.X+w < t.cols {
+		t.moveTo(t.cur.X+w, t.cur.Y)
+	} else {
+		t.cur.X = t.cols - 1
+		t.cur.State |= cursorWrapNext
+	}
+}
+
+// setWide makes the glyph at x two cells wide: it is marked AttrWide and
+// the cell after it becomes its AttrWideDummy half.
+func (t *State) setWide(x, y int) {
+	l := t.lines[y]
+	t.unsplit(x+1, x+2, y)
+	l[x].ch |= attrWide << runeBits
+	l[x+1] = cell{ch: ' ' | uint32(uint16(l[x].mode()&^attrWide|attrWideDummy))<<runeBits, fg: l[x].fg, bg: l[x].bg}
+	l.grow(x + 2)
+}
+
+// widenPrevious gives the glyph just written a second cell, when it has
+// room for one.
+func (t *State) widenPrevious() {
+	if t.cur.State&cursorWrapNext != 0 || t.cur.X == 0 {
+		return // at the right edge, or nothing before it on this row
+	}
+	x, y := t.cur.X-1, t.cur.Y
+	prev := t.lines[y][x]
+	if prev.mode()&(attrWide|attrWideDummy) != 0 || prev.char() < 0x80 {
+		return
+	}
+	t.setWide(x, y)
+	t.dirty[y] = true
+	if x+2 < t.cols {
+		t.moveTo(x+2, y)
 	} else {
 		t.cur.State |= cursorWrapNext
 	}
@@ -35,13 +230,12 @@ func (t *State) parseEsc(c rune) {
 	if t.handleControlCodes(c) {
 		return
 	}
-	next := t.parse
-	t.logf("%q", string(c))
+	next := stGround
 	switch c {
 	case '[':
-		next = t.parseEscCSI
+		next = stCSI
 	case '#':
-		next = t.parseEscTest
+		next = stEscTest
 	case 'P', // DCS - Device Control String
 		'_', // APC - Application Program Command
 		'^', // PM - Privacy Message
@@ -49,12 +243,15 @@ func (t *State) parseEsc(c rune) {
 		'k': // old title set compatibility
 		t.str.reset()
 		t.str.typ = c
-		next = t.parseEscStr
+		next = stStr
 	case '(': // set primary charset G0
-		next = t.parseEscAltCharset
+		next = stAltCharset
 	case ')', // set secondary charset G1 (ignored)
 		'*', // set tertiary charset G2 (ignored)
-		'+': // set quaternary charset G3 (ignored)
+		'+', // set quaternary charset G3 (ignored)
+		' ', // ANSI conformance level, 7/8-bit controls (ignored)
+		'%': // character set coding, e.g. UTF-8 (ignored)
+		next = stSkipOne
 	case 'D': // IND - linefeed
 		if t.cur.Y == t.bottom {
 			t.scrollUp(t.top, 1)
@@ -94,20 +291,18 @@ func (t *State) parseEscCSI(c rune) {
 	if t.handleControlCodes(c) {
 		return
 	}
-	t.logf("%q", string(c))
 	if t.csi.put(byte(c)) {
-		t.state = t.parse
+		t.state = stGround
 		t.handleCSI()
 	}
 }
 
 func (t *State) parseEscStr(c rune) {
-	t.logf("%q", string(c))
 	switch c {
 	case '\033':
-		t.state = t.parseEscStrEnd
+		t.state = stStrEnd
 	case '\a': // backwards compatiblity to xterm
-		t.state = t.parse
+		t.state = stGround
 		t.handleSTR()
 	default:
 		t.str.put(c)
@@ -118,8 +313,7 @@ func (t *State) parseEscStrEnd(c rune) {
 	if t.handleControlCodes(c) {
 		return
 	}
-	t.logf("%q", string(c))
-	t.state = t.parse
+	t.state = stGround
 	if c == '\\' {
 		t.handleSTR()
 	}
@@ -129,7 +323,6 @@ func (t *State) parseEscAltCharset(c rune) {
 	if t.handleControlCodes(c) {
 		return
 	}
-	t.logf("%q", string(c))
 	switch c {
 	case '0': // line drawing set
 		t.cur.Attr.Mode |= attrGfx
@@ -143,7 +336,7 @@ func (t *State) parseEscAltCharset(c rune) {
 	default:
 		t.logf("unknown alt. charset '%c'\n", c)
 	}
-	t.state = t.parse
+	t.state = stGround
 }
 
 func (t *State) parseEscTest(c rune) {
@@ -158,7 +351,7 @@ func (t *State) parseEscTest(c rune) {
 			}
 		}
 	}
-	t.state = t.parse
+	t.state = stGround
 }
 
 func (t *State) handleControlCodes(c rune) bool {
@@ -186,14 +379,17 @@ func (t *State) handleControlCodes(c rune) bool {
 	// ESC
 	case 033:
 		t.csi.reset()
-		t.state = t.parseEsc
+		t.state = stEsc
 	// SO, SI
 	case 016, 017:
 		// different charsets not supported. apps should use the correct
 		// alt charset escapes, probably for line drawing
 	// SUB, CAN
 	case 032, 030:
+		// They abort the sequence they interrupt (upstream kept parsing
+		// it, so the bytes after it were read as its parameters).
 		t.csi.reset()
+		t.state = stGround
 	// ignore ENQ, NUL, XON, XOFF, DEL
 	case 005, 000, 021, 023, 0177:
 	default:

@@ -10,14 +10,32 @@ const (
 	tabspaces = 8
 )
 
+// Cell attributes, as Glyph.Mode bits.
 const (
-	attrReverse = 1 << iota
-	attrUnderline
-	attrBold
-	attrGfx
-	attrItalic
-	attrBlink
-	attrWrap
+	AttrReverse = 1 << iota
+	AttrUnderline
+	AttrBold
+	AttrGfx
+	AttrItalic
+	AttrBlink
+	AttrWrap
+	// AttrWide marks the first cell of a glyph two cells wide; the cell
+	// after it is AttrWideDummy, holds a space and is no glyph of its own.
+	AttrWide
+	AttrWideDummy
+)
+
+// The lower-case names are upstream's, kept so its code reads unchanged.
+const (
+	attrReverse   = AttrReverse
+	attrUnderline = AttrUnderline
+	attrBold      = AttrBold
+	attrGfx       = AttrGfx
+	attrItalic    = AttrItalic
+	attrBlink     = AttrBlink
+	attrWrap      = AttrWrap
+	attrWide      = AttrWide
+	attrWideDummy = AttrWideDummy
 )
 
 const (
@@ -62,13 +80,56 @@ const (
 	ChangedTitle
 )
 
+// Glyph is one cell as the API shows it.
 type Glyph struct {
 	Char   rune
 	Mode   int16
 	FG, BG Color
 }
 
-type line []Glyph
+// cell is a Glyph packed into 12 bytes instead of 16: the rune takes the
+// low 21 bits of ch and the mode the 11 above them. A 120x40 screen is
+// 57.6 KB instead of 76.8 KB.
+type cell struct {
+	ch     uint32
+	fg, bg Color
+}
+
+const (
+	runeBits = 21
+	runeMask = 1<<runeBits - 1
+)
+
+func (c cell) char() rune  { return rune(c.ch & runeMask) }
+func (c cell) mode() int16 { return int16(c.ch >> runeBits) }
+func (c cell) glyph() Glyph {
+	return Glyph{Char: c.char(), Mode: c.mode(), FG: c.fg, BG: c.bg}
+}
+
+func pack(g Glyph) cell {
+	return cell{ch: uint32(g.Char)&runeMask | uint32(uint16(g.Mode))<<runeBits, fg: g.FG, bg: g.BG}
+}
+
+// line is one row: len(l) cells, and one more past its length (within its
+// capacity) that holds the row's extent: every cell at or after the
+// extent is defaultBlank. Erasing and scrolling touch only the cells
+// before it, and the extent moves with the row when rows rotate.
+type line []cell
+
+// defaultBlank is an erased cell in the default colours: what a new
+// screen holds.
+var defaultBlank = cell{ch: ' ', fg: DefaultFG, bg: DefaultBG}
+
+func (l line) ext() int { return int(l[:len(l)+1][len(l)].ch) }
+
+func (l line) setExt(n int) { l[:len(l)+1][len(l)].ch = uint32(n) }
+
+// grow records that cells before x now hold something.
+func (l line) grow(x int) {
+	if x > l.ext() {
+		l.setExt(x)
+	}
+}
 
 type Cursor struct {
 	Attr  Glyph
@@ -76,22 +137,27 @@ type Cursor struct {
 	State uint8
 }
 
-type parseState func(c rune)
-
 // State represents the terminal emulation state. Use Lock/Unlock
 // methods to synchronize data access with VT.
 type State struct {
 	DebugLogger *log.Logger
 
-	w             io.Writer
-	mu            sync.Mutex
-	changed       ChangeFlag
-	cols, rows    int
-	lines         []line
-	altLines      []line
-	dirty         []bool // line dirtiness
-	anydirty      bool
-	cur, curSaved Cursor
+	w          io.Writer
+	mu         sync.Mutex
+	changed    ChangeFlag
+	cols, rows int
+	lines      []line
+	// altLines is the other screen, made when it is first needed: most
+	// sessions never use the alternate screen, and it is as large as the
+	// main one.
+	altLines []line
+	dirty    []bool // line dirtiness
+	anydirty bool
+	cur      Cursor
+	// curSaved is the saved cursor of each screen (main, alternate), as
+	// xterm keeps them: a DECSC on the alternate screen does not lose the
+	// cursor ?1049h saved for the main one.
+	curSaved      [2]Cursor
 	top, bottom   int // scroll limits
 	mode          ModeFlag
 	state         parseState
@@ -101,6 +167,9 @@ type State struct {
 	tabs          []bool
 	title         string
 	colorOverride map[Color]Color
+	partial       [utf8Max]byte // the head of a rune split across writes
+	npartial      int
+	sb            scrollback
 }
 
 func newState(w io.Writer) *State {
@@ -144,7 +213,10 @@ func (t *State) Unlock() {
 // Cell returns the glyph containing the character code, foreground color, and
 // background color at position (x, y) relative to the top left of the terminal.
 func (t *State) Cell(x, y int) Glyph {
-	cell := t.lines[y][x]
+	cell := t.lines[y][x].glyph()
+	if len(t.colorOverride) == 0 {
+		return cell
+	}
 	fg, ok := t.colorOverride[cell.FG]
 	if ok {
 		cell.FG = fg
@@ -155,6 +227,9 @@ func (t *State) Cell(x, y int) Glyph {
 	}
 	return cell
 }
+
+// Dirty reports whether row y changed since the last Unlock.
+func (t *State) Dirty(y int) bool { return t.dirty[y] }
 
 // Cursor returns the current position of the cursor.
 func (t *State) Cursor() Cursor {
@@ -176,13 +251,6 @@ func (t *State) Title() string {
 	return t.title
 }
 
-/*
-// ChangeMask returns a bitfield of changes that have occured by VT.
-func (t *State) ChangeMask() ChangeFlag {
-	return t.changed
-}
-*/
-
 // Changed returns true if change has occured.
 func (t *State) Changed(change ChangeFlag) bool {
 	return t.changed&change != 0
@@ -190,24 +258,25 @@ func (t *State) Changed(change ChangeFlag) bool {
 
 // resetChanges resets the change mask and dirtiness.
 func (t *State) resetChanges() {
-	for i := range t.dirty {
-		t.dirty[i] = false
-	}
+	clear(t.dirty)
 	t.anydirty = false
 	t.changed = 0
 }
 
+func (t *State) screen() int {
+	if t.mode&ModeAltScreen != 0 {
+		return 1
+	}
+	return 0
+}
+
 func (t *State) saveCursor() {
-	t.curSaved = t.cur
+	t.curSaved[t.screen()] = t.cur
 }
 
 func (t *State) restoreCursor() {
-	t.cur = t.curSaved
+	t.cur = t.curSaved[t.screen()]
 	t.moveTo(t.cur.X, t.cur.Y)
-}
-
-func (t *State) put(c rune) {
-	t.state(c)
 }
 
 func (t *State) putTab(forward bool) {
@@ -257,6 +326,27 @@ var gfxCharTable = [62]rune{
 	'│', '≤', '≥', 'π', '≠', '£', '·', // x - ~
 }
 
+// pen is the cell the cursor's attributes write, without its rune: bold
+// brightens the first eight colours and reverse swaps the two, at the time
+// of writing, as upstream does.
+func (t *State) pen() cell {
+	attr := &t.cur.Attr
+	c := cell{ch: uint32(uint16(attr.Mode)) << runeBits, fg: attr.FG, bg: attr.BG}
+	if attr.Mode&attrBold != 0 && attr.FG < 8 {
+		c.fg = attr.FG + 8
+	}
+	if attr.Mode&attrReverse != 0 {
+		c.fg, c.bg = attr.BG, attr.FG
+	}
+	return c
+}
+
+// blank is the cell erasing writes: a space in the cursor's attributes as
+// they are, not brightened or swapped (upstream's clear).
+func (t *State) blank() cell {
+	return pack(Glyph{Char: ' ', Mode: t.cur.Attr.Mode, FG: t.cur.Attr.FG, BG: t.cur.Attr.BG})
+}
+
 func (t *State) setChar(c rune, attr *Glyph, x, y int) {
 	if attr.Mode&attrGfx != 0 {
 		if c >= 0x41 && c <= 0x7e && gfxCharTable[c-0x41] != 0 {
@@ -265,16 +355,35 @@ func (t *State) setChar(c rune, attr *Glyph, x, y int) {
 	}
 	t.changed |= ChangedScreen
 	t.dirty[y] = true
-	t.lines[y][x] = *attr
-	t.lines[y][x].Char = c
-	//if t.options.BrightBold && attr.Mode&attrBold != 0 && attr.FG < 8 {
-	if attr.Mode&attrBold != 0 && attr.FG < 8 {
-		t.lines[y][x].FG = attr.FG + 8
+	t.unsplit(x, x+1, y)
+	p := t.pen()
+	p.ch |= uint32(c) & runeMask
+	t.lines[y][x] = p
+	t.lines[y].grow(x + 1)
+}
+
+// unsplit is called before cells x0..x1-1 of row y are overwritten: a wide
+// glyph cut in half by them loses its other half, which becomes a space.
+func (t *State) unsplit(x0, x1, y int) {
+	l := t.lines[y]
+	if x0 > 0 && x0 < len(l) && isPair(l, x0-1) {
+		l[x0-1] = halfBlank(l[x0-1])
 	}
-	if attr.Mode&attrReverse != 0 {
-		t.lines[y][x].FG = attr.BG
-		t.lines[y][x].BG = attr.FG
+	if x1 > 0 && x1 < len(l) && isPair(l, x1-1) {
+		l[x1] = halfBlank(l[x1])
 	}
+}
+
+// isPair reports whether cells x and x+1 are a wide glyph and its second
+// half.
+func isPair(l line, x int) bool {
+	return l[x].mode()&attrWide != 0 && l[x+1].mode()&attrWideDummy != 0
+}
+
+// halfBlank is what is left of one half of a wide glyph: a space in its
+// colours.
+func halfBlank(c cell) cell {
+	return cell{ch: ' ' | uint32(uint16(c.mode()&^(attrWide|attrWideDummy)))<<runeBits, fg: c.fg, bg: c.bg}
 }
 
 func (t *State) defaultCursor() Cursor {
@@ -286,7 +395,7 @@ func (t *State) defaultCursor() Cursor {
 
 func (t *State) reset() {
 	t.cur = t.defaultCursor()
-	t.saveCursor()
+	t.curSaved = [2]Cursor{t.cur, t.cur}
 	for i := range t.tabs {
 		t.tabs[i] = false
 	}
@@ -296,11 +405,27 @@ func (t *State) reset() {
 	t.top = 0
 	t.bottom = t.rows - 1
 	t.mode = ModeWrap
-	t.clear(0, 0, t.rows-1, t.cols-1)
+	// Upstream passed rows and columns the wrong way round here, so a
+	// reset cleared only the first `rows` columns.
+	t.clear(0, 0, t.cols-1, t.rows-1)
 	t.moveTo(0, 0)
 }
 
-// TODO: definitely can improve allocs
+// newLines makes a screen whose cells are unknown (their extent is the
+// whole row) until they are cleared.
+func newLines(rows, cols int) []line {
+	// One backing array for the whole screen: one allocation, and rows
+	// next to each other in memory.
+	w := cols + 1
+	cells := make([]cell, rows*w)
+	lines := make([]line, rows)
+	for i := range lines {
+		lines[i] = cells[i*w : i*w+cols : (i+1)*w]
+		lines[i].setExt(cols)
+	}
+	return lines
+}
+
 func (t *State) resize(cols, rows int) bool {
 	if cols == t.cols && rows == t.rows {
 		return false
@@ -310,13 +435,25 @@ func (t *State) resize(cols, rows int) bool {
 	}
 	slide := t.cur.Y - rows + 1
 	if slide > 0 {
+		// The rows above the cursor that no longer fit go to the
+		// scrollback, as they would had they scrolled off.
+		if t.mode&ModeAltScreen == 0 {
+			for i := 0; i < slide; i++ {
+				t.sb.push(t.lines[i])
+			}
+		}
 		copy(t.lines, t.lines[slide:slide+rows])
-		copy(t.altLines, t.altLines[slide:slide+rows])
+		if t.altLines != nil {
+			copy(t.altLines, t.altLines[slide:slide+rows])
+		}
 	}
 
 	lines, altLines, tabs := t.lines, t.altLines, t.tabs
-	t.lines = make([]line, rows)
-	t.altLines = make([]line, rows)
+	t.lines = newLines(rows, cols)
+	t.altLines = nil
+	if altLines != nil {
+		t.altLines = newLines(rows, cols)
+	}
 	t.dirty = make([]bool, rows)
 	t.tabs = make([]bool, cols)
 
@@ -325,12 +462,12 @@ func (t *State) resize(cols, rows int) bool {
 	t.changed |= ChangedScreen
 	for i := 0; i < rows; i++ {
 		t.dirty[i] = true
-		t.lines[i] = make(line, cols)
-		t.altLines[i] = make(line, cols)
 	}
 	for i := 0; i < minrows; i++ {
 		copy(t.lines[i], lines[i])
-		copy(t.altLines[i], altLines[i])
+		if altLines != nil {
+			copy(t.altLines[i], altLines[i])
+		}
 	}
 	copy(t.tabs, tabs)
 	if cols > t.cols {
@@ -348,15 +485,30 @@ func (t *State) resize(cols, rows int) bool {
 	t.setScroll(0, rows-1)
 	t.moveTo(t.cur.X, t.cur.Y)
 	for i := 0; i < 2; i++ {
-		if mincols < cols && minrows > 0 {
-			t.clear(mincols, 0, cols-1, minrows-1)
+		if t.lines != nil {
+			if mincols < cols && minrows > 0 {
+				t.clear(mincols, 0, cols-1, minrows-1)
+			}
+			if cols > 0 && minrows < rows {
+				t.clear(0, minrows, cols-1, rows-1)
+			}
 		}
-		if cols > 0 && minrows < rows {
-			t.clear(0, minrows, cols-1, rows-1)
-		}
-		t.swapScreen()
+		t.lines, t.altLines = t.altLines, t.lines
 	}
 	return slide > 0
+}
+
+// fill sets cells x0..x1 of row y to c, doubling the copied span: a row is
+// one store and a few copies, not a loop over cells.
+func fill(l line, x0, x1 int, c cell) {
+	s := l[x0 : x1+1]
+	if len(s) == 0 {
+		return
+	}
+	s[0] = c
+	for n := 1; n < len(s); n *= 2 {
+		copy(s[n:], s[:n])
+	}
 }
 
 func (t *State) clear(x0, y0, x1, y1 int) {
@@ -371,12 +523,28 @@ func (t *State) clear(x0, y0, x1, y1 int) {
 	y0 = clamp(y0, 0, t.rows-1)
 	y1 = clamp(y1, 0, t.rows-1)
 	t.changed |= ChangedScreen
+	b := t.blank()
 	for y := y0; y <= y1; y++ {
 		t.dirty[y] = true
-		for x := x0; x <= x1; x++ {
-			t.lines[y][x] = t.cur.Attr
-			t.lines[y][x].Char = ' '
-		}
+		t.unsplit(x0, x1+1, y)
+		erase(t.lines[y], x0, x1, b)
+	}
+}
+
+// erase sets cells x0..x1 of l to b, keeping l's extent.
+func erase(l line, x0, x1 int, b cell) {
+	if b != defaultBlank {
+		fill(l, x0, x1, b)
+		l.grow(x1 + 1)
+		return
+	}
+	ext := l.ext()
+	if x0 >= ext {
+		return // blank already
+	}
+	fill(l, x0, min(x1, ext-1), b)
+	if x1+1 >= ext {
+		l.setExt(x0)
 	}
 }
 
@@ -409,6 +577,13 @@ func (t *State) moveTo(x, y int) {
 }
 
 func (t *State) swapScreen() {
+	if t.altLines == nil {
+		t.altLines = newLines(t.rows, t.cols)
+		for _, l := range t.altLines {
+			fill(l, 0, len(l)-1, defaultBlank)
+			l.setExt(0)
+		}
+	}
 	t.lines, t.altLines = t.altLines, t.lines
 	t.mode ^= ModeAltScreen
 	t.dirtyAll()
@@ -431,20 +606,6 @@ func (t *State) setScroll(top, bottom int) {
 	t.bottom = bottom
 }
 
-func min(a, b int) int {
-	if a < b {
-		return a
-	}
-	return b
-}
-
-func max(a, b int) int {
-	if a > b {
-		return a
-	}
-	return b
-}
-
 func clamp(val, min, max int) int {
 	if val < min {
 		return min
@@ -461,30 +622,69 @@ func between(val, min, max int) bool {
 	return true
 }
 
+// scrollDown moves rows orig..bottom-n down by n and blanks the n rows at
+// orig. The row slices rotate (no cells are copied), as upstream's
+// swapping ends up doing one swap at a time.
 func (t *State) scrollDown(orig, n int) {
 	n = clamp(n, 0, t.bottom-orig+1)
-	t.clear(0, t.bottom-n+1, t.cols-1, t.bottom)
-	t.changed |= ChangedScreen
-	for i := t.bottom; i >= orig+n; i-- {
-		t.lines[i], t.lines[i-n] = t.lines[i-n], t.lines[i]
-		t.dirty[i] = true
-		t.dirty[i-n] = true
+	if n == 0 {
+		return
 	}
-
-	// TODO: selection scroll
+	t.changed |= ChangedScreen
+	region := t.lines[orig : t.bottom+1]
+	rotate(region, len(region)-n)
+	t.clear(0, orig, t.cols-1, orig+n-1)
+	for i := orig; i <= t.bottom; i++ {
+		t.dirty[i] = true
+	}
 }
 
+// scrollUp moves rows orig+n..bottom up by n and blanks the n rows at the
+// bottom. Rows leaving the top of the main screen go to the scrollback.
 func (t *State) scrollUp(orig, n int) {
 	n = clamp(n, 0, t.bottom-orig+1)
-	t.clear(0, orig, t.cols-1, orig+n-1)
-	t.changed |= ChangedScreen
-	for i := orig; i <= t.bottom-n; i++ {
-		t.lines[i], t.lines[i+n] = t.lines[i+n], t.lines[i]
-		t.dirty[i] = true
-		t.dirty[i+n] = true
+	if n == 0 {
+		return
 	}
+	if orig == 0 && t.mode&ModeAltScreen == 0 {
+		for i := 0; i < n; i++ {
+			t.sb.push(t.lines[i])
+		}
+	}
+	t.changed |= ChangedScreen
+	region := t.lines[orig : t.bottom+1]
+	rotate(region, n)
+	t.clear(0, t.bottom-n+1, t.cols-1, t.bottom)
+	for i := orig; i <= t.bottom; i++ {
+		t.dirty[i] = true
+	}
+}
 
-	// TODO: selection scroll
+// rotate turns s left by k: s[k] becomes s[0] and s[0] becomes s[len-k].
+func rotate(s []line, k int) {
+	if k <= 0 || k >= len(s) {
+		return
+	}
+	if k == 1 {
+		first := s[0]
+		copy(s, s[1:])
+		s[len(s)-1] = first
+		return
+	}
+	if k == len(s)-1 {
+		last := s[len(s)-1]
+		copy(s[1:], s)
+		s[0] = last
+		return
+	}
+	var stack [64]line
+	tmp := stack[:0]
+	if k > len(stack) {
+		tmp = make([]line, 0, k)
+	}
+	tmp = append(tmp, s[:k]...)
+	copy(s, s[k:])
+	copy(s[len(s)-k:], tmp)
 }
 
 func (t *State) modMode(set bool, bit ModeFlag) {
@@ -502,11 +702,7 @@ func (t *State) setMode(priv bool, set bool, args []int) {
 			case 1: // DECCKM - cursor key
 				t.modMode(set, ModeAppCursor)
 			case 5: // DECSCNM - reverse video
-				mode := t.mode
 				t.modMode(set, ModeReverse)
-				if mode != t.mode {
-					// TODO: redraw
-				}
 			case 6: // DECOM - origin
 				if set {
 					t.cur.State |= cursorOrigin
@@ -547,8 +743,26 @@ func (t *State) setMode(priv bool, set bool, args []int) {
 				t.modMode(set, ModeMouseSgr)
 			case 1034:
 				t.modMode(set, Mode8bit)
-			case 1049, // = 1047 and 1048
-				47, 1047:
+			case 1049:
+				// As xterm: save the cursor, go to the alternate screen and
+				// clear it; on the way back, return to the main screen and
+				// restore the cursor. Upstream saved after switching,
+				// did not clear on the way in, and on a reset while
+				// already on the main screen switched to the alternate one.
+				if set {
+					t.saveCursor()
+					if t.mode&ModeAltScreen == 0 {
+						t.swapScreen()
+					}
+					t.clear(0, 0, t.cols-1, t.rows-1)
+				} else {
+					if t.mode&ModeAltScreen != 0 {
+						t.clear(0, 0, t.cols-1, t.rows-1)
+						t.swapScreen()
+					}
+					t.restoreCursor()
+				}
+			case 47, 1047:
 				alt := t.mode&ModeAltScreen != 0
 				if alt {
 					t.clear(0, 0, t.cols-1, t.rows-1)
@@ -556,10 +770,6 @@ func (t *State) setMode(priv bool, set bool, args []int) {
 				if !set || !alt {
 					t.swapScreen()
 				}
-				if a != 1049 {
-					break
-				}
-				fallthrough
 			case 1048:
 				if set {
 					t.saveCursor()
@@ -702,8 +912,14 @@ func (t *State) insertBlanks(n int) {
 	if dst >= t.cols {
 		t.clear(t.cur.X, t.cur.Y, t.cols-1, t.cur.Y)
 	} else {
-		copy(t.lines[t.cur.Y][dst:dst+size], t.lines[t.cur.Y][src:src+size])
-		t.clear(src, t.cur.Y, dst-1, t.cur.Y)
+		l := t.lines[t.cur.Y]
+		t.unsplit(src, src, t.cur.Y) // a glyph the insertion cuts in two
+		copy(l[dst:dst+size], l[src:src+size])
+		l.grow(min(t.cols, l.ext()+n))
+		if l[t.cols-1].mode()&attrWide != 0 {
+			l[t.cols-1] = halfBlank(l[t.cols-1]) // its other half went off the edge
+		}
+		erase(l, src, dst-1, t.blank())
 	}
 }
 
@@ -718,7 +934,20 @@ func (t *State) deleteLines(n int) {
 	if t.cur.Y < t.top || t.cur.Y > t.bottom {
 		return
 	}
-	t.scrollUp(t.cur.Y, n)
+	t.scrollUpRegion(t.cur.Y, n)
+}
+
+// scrollUpRegion is scrollUp for lines deleted inside the screen (DL):
+// they are gone, not scrolled into the scrollback.
+func (t *State) scrollUpRegion(orig, n int) {
+	if orig == 0 {
+		saved := t.sb.off
+		t.sb.off = true
+		t.scrollUp(orig, n)
+		t.sb.off = saved
+		return
+	}
+	t.scrollUp(orig, n)
 }
 
 func (t *State) deleteChars(n int) {
@@ -731,8 +960,10 @@ func (t *State) deleteChars(n int) {
 	if src >= t.cols {
 		t.clear(t.cur.X, t.cur.Y, t.cols-1, t.cur.Y)
 	} else {
-		copy(t.lines[t.cur.Y][dst:dst+size], t.lines[t.cur.Y][src:src+size])
-		t.clear(t.cols-n, t.cur.Y, t.cols-1, t.cur.Y)
+		l := t.lines[t.cur.Y]
+		t.unsplit(dst, src, t.cur.Y) // glyphs the deleted cells cut in two
+		copy(l[dst:dst+size], l[src:src+size])
+		erase(l, t.cols-n, t.cols-1, t.blank())
 	}
 }
 

@@ -4,8 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"io/ioutil"
-)
+	)
 
 // Terminal represents the virtual terminal emulator.
 type Terminal interface {
@@ -53,6 +52,30 @@ type View interface {
 
 	// Unlock resets change flags and unlocks the state object's mutex.
 	Unlock()
+
+	// The methods below are agentd's; call them with the lock held.
+
+	// Dirty reports whether row y changed since the last Unlock.
+	Dirty(y int) bool
+
+	// AppendText appends row y's text, trailing blanks cut and the second
+	// cell of each wide glyph left out, and returns the extended buffer.
+	AppendText(buf []byte, y int) []byte
+
+	// AppendStyles appends one byte per glyph AppendText gives for row y:
+	// its Style bits.
+	AppendStyles(buf []byte, y int) []byte
+
+	// AppendANSI appends row y as text and SGR sequences that draw it
+	// with its colours and attributes on a terminal in its default state.
+	AppendANSI(buf []byte, y int) []byte
+
+	// Scrollback is the number of lines kept above the main screen.
+	Scrollback() int
+
+	// AppendScrollback appends scrollback line i (0 is the oldest) as
+	// AppendANSI does; with plain set, as AppendText does.
+	AppendScrollback(buf []byte, i int, plain bool) []byte
 }
 
 type TerminalOption func(*TerminalInfo)
@@ -60,6 +83,16 @@ type TerminalOption func(*TerminalInfo)
 type TerminalInfo struct {
 	w          io.Writer
 	cols, rows int
+	scrollback int
+}
+
+// WithScrollback keeps up to n bytes of the lines that scroll off the top
+// of the main screen (their text and colours, compactly; about a line of
+// text's length each). 0, the default, keeps none.
+func WithScrollback(n int) TerminalOption {
+	return func(info *TerminalInfo) {
+		info.scrollback = n
+	}
 }
 
 func WithWriter(w io.Writer) TerminalOption {
@@ -78,7 +111,7 @@ func WithSize(cols, rows int) TerminalOption {
 // New returns a new virtual terminal emulator.
 func New(opts ...TerminalOption) Terminal {
 	info := TerminalInfo{
-		w:    ioutil.Discard,
+		w:    io.Discard,
 		cols: 80,
 		rows: 24,
 	}

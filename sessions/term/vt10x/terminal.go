@@ -1,11 +1,7 @@
-// +build linux darwin dragonfly solaris openbsd netbsd freebsd
-
 package vt10x
 
 import (
 	"bufio"
-	"bytes"
-	"io"
 	"unicode"
 	"unicode/utf8"
 )
@@ -17,44 +13,27 @@ type terminal struct {
 func newTerminal(info TerminalInfo) *terminal {
 	t := &terminal{newState(info.w)}
 	t.init(info.cols, info.rows)
+	t.sb.setLimit(info.scrollback)
 	return t
 }
 
 func (t *terminal) init(cols, rows int) {
 	t.numlock = true
-	t.state = t.parse
+	t.state = stGround
 	t.cur.Attr.FG = DefaultFG
 	t.cur.Attr.BG = DefaultBG
 	t.Resize(cols, rows)
 	t.reset()
 }
 
-// Write parses input and writes terminal changes to state.
+// Write parses input and writes terminal changes to state. It always
+// consumes all of p: the head of a rune cut off at the end of p is kept
+// for the next Write.
 func (t *terminal) Write(p []byte) (int, error) {
-	var written int
-	r := bytes.NewReader(p)
 	t.lock()
 	defer t.unlock()
-	for {
-		c, sz, err := r.ReadRune()
-		if err != nil {
-			if err == io.EOF {
-				break
-			}
-			return written, err
-		}
-		written += sz
-		if c == unicode.ReplacementChar && sz == 1 {
-			if r.Len() == 0 {
-				// not enough bytes for a full rune
-				return written - 1, nil
-			}
-			t.logln("invalid utf8 sequence")
-			continue
-		}
-		t.put(c)
-	}
-	return written, nil
+	t.write(p)
+	return len(p), nil
 }
 
 // TODO: add tests for expected blocking behavior

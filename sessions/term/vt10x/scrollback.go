@@ -1,0 +1,155 @@
+package vt10x
+
+import "unicode/utf8"
+
+// scrollback keeps the lines that scroll off the top of the main screen,
+// up to limit bytes, the oldest dropped first. A line is kept as its text
+// and the runs of attributes over it, not as cells: a line of 40
+// characters costs about 40 bytes, not 1.4 KB. Lines are recycled, so a
+// full scrollback takes in a line without allocating.
+type scrollback struct {
+	limit int  // bytes; 0 keeps nothing
+	off   bool // set while lines are deleted rather than scrolled off
+	ring  []sbLine
+	start int // index of the oldest line in ring
+	n     int // lines held
+	size  int // bytes held, by sbLine.cost
+}
+
+type sbLine struct {
+	text []byte  // the glyphs' UTF-8, trailing blanks cut (wide dummies left out)
+	runs []sbRun // the attributes, from the glyph each run starts at
+}
+
+// sbRun is a change of attributes at glyph `at` of a line.
+type sbRun struct {
+	at     uint16
+	mode   int16
+	fg, bg Color
+}
+
+// lineOverhead is what a kept line costs besides its text and runs: its
+// slice headers in the ring.
+const lineOverhead = 48
+
+func (l *sbLine) cost() int { return lineOverhead + cap(l.text) + 12*cap(l.runs) }
+
+func (s *scrollback) setLimit(n int) {
+	s.limit = max(n, 0)
+	for s.n > 0 && s.size > s.limit {
+		s.dropOldest()
+	}
+}
+
+func (s *scrollback) at(i int) *sbLine { return &s.ring[(s.start+i)%len(s.ring)] }
+
+func (s *scrollback) dropOldest() *sbLine {
+	old := s.at(0)
+	s.size -= old.cost()
+	s.start = (s.start + 1) % len(s.ring)
+	s.n--
+	return old
+}
+
+// push copies l into the scrollback.
+func (s *scrollback) push(l line) {
+	if s.limit == 0 || s.off {
+		return
+	}
+	var slot sbLine
+	for s.n > 0 && s.size+lineOverhead+len(l) > s.limit {
+		// Recycle the oldest line's buffers for this one.
+		old := s.dropOldest()
+		if cap(old.text) > cap(slot.text) {
+			slot.text = old.text
+		}
+		if cap(old.runs) > cap(slot.runs) {
+			slot.runs = old.runs
+		}
+		*old = sbLine{}
+	}
+	encode(&slot, l)
+	if s.n == len(s.ring) {
+		s.grow()
+	}
+	*s.at(s.n) = slot
+	s.n++
+	s.size += slot.cost()
+	for s.n > 1 && s.size > s.limit {
+		s.dropOldest()
+	}
+}
+
+func (s *scrollback) grow() {
+	ring := make([]sbLine, max(16, 2*len(s.ring)))
+	for i := 0; i < s.n; i++ {
+		ring[i] = *s.at(i)
+	}
+	s.ring, s.start = ring, 0
+}
+
+// encode writes l's glyphs into dst's buffers.
+func encode(dst *sbLine, l line) {
+	dst.text, dst.runs = dst.text[:0], dst.runs[:0]
+	last := l.lastDrawn()
+	pen := defaultBlank
+	glyph := 0
+	for x := 0; x <= last; x++ {
+		c := l[x]
+		if c.ch < utf8.RuneSelf && pen == defaultBlank {
+			if c.ch >= ' ' && c.fg == DefaultFG && c.bg == DefaultBG {
+				dst.text = append(dst.text, byte(c.ch))
+				glyph++
+				continue
+			}
+		}
+		m := c.mode()
+		if m&attrWideDummy != 0 && x > 0 && l[x-1].mode()&attrWide != 0 {
+			continue
+		}
+		if c.fg != pen.fg || c.bg != pen.bg || (m^pen.mode())&^(attrWrap|attrWide|attrWideDummy|attrGfx) != 0 {
+			dst.runs = append(dst.runs, sbRun{at: uint16(glyph), mode: m &^ (attrWrap | attrWide | attrWideDummy | attrGfx), fg: c.fg, bg: c.bg})
+			pen = c
+		}
+		r := c.char()
+		if r == 0 {
+			r = ' '
+		}
+		dst.text = utf8.AppendRune(dst.text, r)
+		glyph++
+	}
+}
+
+// Scrollback is the number of lines kept above the main screen.
+func (t *State) Scrollback() int { return t.sb.n }
+
+// AppendScrollback appends scrollback line i (0 is the oldest): its text
+// and SGR sequences, or with plain set its text alone.
+func (t *State) AppendScrollback(buf []byte, i int, plain bool) []byte {
+	if i < 0 || i >= t.sb.n {
+		return buf
+	}
+	l := t.sb.at(i)
+	if plain || len(l.runs) == 0 {
+		return append(buf, l.text...)
+	}
+	text, glyph, run := l.text, 0, 0
+	styled := false
+	for len(text) > 0 {
+		for run < len(l.runs) && int(l.runs[run].at) == glyph {
+			r := l.runs[run]
+			c := cell{ch: uint32(uint16(r.mode)) << runeBits, fg: r.fg, bg: r.bg}
+			buf = appendSGR(buf, c)
+			styled = c != cell{ch: 0, fg: DefaultFG, bg: DefaultBG}
+			run++
+		}
+		_, size := utf8.DecodeRune(text)
+		buf = append(buf, text[:size]...)
+		text = text[size:]
+		glyph++
+	}
+	if styled {
+		buf = append(buf, "\x1b[0m"...)
+	}
+	return buf
+}

@@ -1,0 +1,175 @@
+package vt10x
+
+import (
+	"strconv"
+	"unicode/utf8"
+)
+
+// Style bits of a glyph, one byte per glyph from AppendStyles: what a
+// person sees of a cell besides its text. A menu that marks its selected
+// row only by colour shows up here.
+const (
+	StyleReverse    = 1 << iota // drawn in reverse video (SGR 7)
+	StyleBackground             // a background other than the default (reverse video included)
+	StyleForeground             // a foreground other than the default
+	StyleBold
+	StyleUnderline
+	StyleItalic
+)
+
+// last returns the index of the last cell of l that is not blank, or -1.
+// Only cells before the extent can be.
+func (l line) last() int {
+	x := min(l.ext(), len(l)) - 1
+	for ; x >= 0; x-- {
+		if r := l[x].char(); r != ' ' && r != 0 {
+			break
+		}
+	}
+	return x
+}
+
+func appendText(buf []byte, l line) []byte {
+	last := l.last()
+	for x := 0; x <= last; x++ {
+		c := l[x]
+		if c.ch < utf8.RuneSelf && c.ch >= ' ' {
+			buf = append(buf, byte(c.ch)) // ASCII in no attributes
+			continue
+		}
+		m := c.mode()
+		if m&attrWideDummy != 0 && x > 0 && l[x-1].mode()&attrWide != 0 {
+			continue
+		}
+		r := c.char()
+		if r == 0 {
+			r = ' '
+		}
+		buf = utf8.AppendRune(buf, r)
+	}
+	return buf
+}
+
+func styleOf(c cell) byte {
+	var s byte
+	m := c.mode()
+	if m&attrReverse != 0 {
+		s |= StyleReverse
+	}
+	if c.bg != DefaultBG {
+		s |= StyleBackground
+	}
+	if c.fg != DefaultFG && !(m&attrReverse != 0 && c.fg == DefaultBG) {
+		s |= StyleForeground
+	}
+	if m&attrBold != 0 {
+		s |= StyleBold
+	}
+	if m&attrUnderline != 0 {
+		s |= StyleUnderline
+	}
+	if m&attrItalic != 0 {
+		s |= StyleItalic
+	}
+	return s
+}
+
+func appendStyles(buf []byte, l line) []byte {
+	last := l.last()
+	for x := 0; x <= last; x++ {
+		c := l[x]
+		if c.mode()&attrWideDummy != 0 && x > 0 && l[x-1].mode()&attrWide != 0 {
+			continue
+		}
+		buf = append(buf, styleOf(c))
+	}
+	return buf
+}
+
+// lastDrawn is last, counting a blank cell with a background or reverse
+// video as drawn: it shows.
+func (l line) lastDrawn() int {
+	x := min(l.ext(), len(l)) - 1
+	for ; x >= 0; x-- {
+		c := l[x]
+		if r := c.char(); (r != ' ' && r != 0) || c.bg != DefaultBG || c.mode()&(attrReverse|attrUnderline) != 0 {
+			break
+		}
+	}
+	return x
+}
+
+func appendANSI(buf []byte, l line) []byte {
+	last := l.lastDrawn()
+	pen := defaultBlank
+	for x := 0; x <= last; x++ {
+		c := l[x]
+		if c.mode()&attrWideDummy != 0 && x > 0 && l[x-1].mode()&attrWide != 0 {
+			continue
+		}
+		if c.fg != pen.fg || c.bg != pen.bg || (c.mode()^pen.mode())&^(attrWrap|attrWide|attrWideDummy|attrGfx) != 0 {
+			buf = appendSGR(buf, c)
+			pen = c
+		}
+		r := c.char()
+		if r == 0 {
+			r = ' '
+		}
+		buf = utf8.AppendRune(buf, r)
+	}
+	if pen != defaultBlank {
+		buf = append(buf, "\x1b[0m"...)
+	}
+	return buf
+}
+
+// appendSGR sets a default terminal's pen to c's. Cells hold their colours
+// as drawn (reverse video already swapped, bold already brightened), so a
+// reversed cell is written back as the colours it was asked for plus SGR 7.
+func appendSGR(buf []byte, c cell) []byte {
+	m := c.mode()
+	fg, bg := c.fg, c.bg
+	if m&attrReverse != 0 {
+		fg, bg = bg, fg
+	}
+	buf = append(buf, "\x1b[0"...)
+	for _, a := range [...]struct {
+		bit  int16
+		code string
+	}{{attrBold, ";1"}, {attrItalic, ";3"}, {attrUnderline, ";4"}, {attrBlink, ";5"}, {attrReverse, ";7"}} {
+		if m&a.bit != 0 {
+			buf = append(buf, a.code...)
+		}
+	}
+	buf = appendColor(buf, fg, 30, 90, 38, DefaultFG)
+	buf = appendColor(buf, bg, 40, 100, 48, DefaultBG)
+	return append(buf, 'm')
+}
+
+func appendColor(buf []byte, c Color, base, bright, ext int, def Color) []byte {
+	switch {
+	case c == def || c >= 1<<24:
+		return buf
+	case c < 8:
+		return strconv.AppendInt(append(buf, ';'), int64(base)+int64(c), 10)
+	case c < 16:
+		return strconv.AppendInt(append(buf, ';'), int64(bright)+int64(c)-8, 10)
+	case c < 256:
+		buf = strconv.AppendInt(append(buf, ';'), int64(ext), 10)
+		return strconv.AppendInt(append(buf, ";5;"...), int64(c), 10)
+	}
+	buf = strconv.AppendInt(append(buf, ';'), int64(ext), 10)
+	buf = strconv.AppendInt(append(buf, ";2;"...), int64(c>>16&0xff), 10)
+	buf = strconv.AppendInt(append(buf, ';'), int64(c>>8&0xff), 10)
+	return strconv.AppendInt(append(buf, ';'), int64(c&0xff), 10)
+}
+
+// AppendText appends row y's text: trailing blanks cut, the second cell of
+// each wide glyph left out.
+func (t *State) AppendText(buf []byte, y int) []byte { return appendText(buf, t.lines[y]) }
+
+// AppendStyles appends one Style byte per glyph of row y's text.
+func (t *State) AppendStyles(buf []byte, y int) []byte { return appendStyles(buf, t.lines[y]) }
+
+// AppendANSI appends row y as text and SGR sequences.
+func (t *State) AppendANSI(buf []byte, y int) []byte { return appendANSI(buf, t.lines[y]) }
