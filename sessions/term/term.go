@@ -59,7 +59,15 @@ type Options struct {
 	// NoStatusAnswer leaves the OSC 7501 query unanswered, so a program
 	// behaves as in a terminal without the Program Status Protocol.
 	NoStatusAnswer bool
+	// Scrollback is how many bytes of the lines that scroll off the top
+	// of the main screen are kept: 0 means DefaultScrollback, below 0 none.
+	Scrollback int
 }
+
+// DefaultScrollback keeps about a thousand lines of a typical agent's
+// transcript (text and colours, not cells), for a viewer that attaches
+// to a running session.
+const DefaultScrollback = 64 << 10
 
 // New returns a terminal of the given size.
 func New(o Options) *Terminal {
@@ -69,8 +77,11 @@ func New(o Options) *Terminal {
 	if o.Rows < 1 {
 		o.Rows = 40
 	}
+	if o.Scrollback == 0 {
+		o.Scrollback = DefaultScrollback
+	}
 	t := &Terminal{
-		vt:           vt10x.New(vt10x.WithSize(o.Cols, o.Rows)),
+		vt:           vt10x.New(vt10x.WithSize(o.Cols, o.Rows), vt10x.WithScrollback(max(o.Scrollback, 0))),
 		cols:         o.Cols,
 		rows:         o.Rows,
 		progress:     detect.Progress{State: -1},

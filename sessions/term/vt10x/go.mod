@@ -1,6 +1,6 @@
 module github.com/hinshun/vt10x
 
-go 1.23
+go 1.24
 
 require github.com/mattn/go-runewidth v0.0.31
 

@@ -41,6 +41,17 @@ func (t *State) write(p []byte) {
 			i = j
 			continue
 		}
+		if b == 0x1b && t.state == stGround {
+			if n := t.fastCSI(p[i:]); n > 0 {
+				i += n
+				continue
+			}
+		}
+		if b == '\n' && t.state == stGround {
+			t.newline(t.mode&ModeCRLF != 0) // handleControlCodes, without the dispatch
+			i++
+			continue
+		}
 		if b < utf8.RuneSelf {
 			t.put(rune(b))
 			i++
@@ -59,6 +70,30 @@ func (t *State) write(p []byte) {
 		t.put(r)
 		i += size
 	}
+}
+
+// fastCSI runs the CSI sequence at the start of p when all of it is there
+// and it holds only parameter bytes (digits, ';', ':', a prefix) before its
+// final byte, which is what nearly every sequence an agent writes is. It
+// returns the bytes it took, or 0 to leave p to the byte-at-a-time parser
+// (a sequence cut off by the end of p, or one with control codes or
+// intermediate bytes in it).
+func (t *State) fastCSI(p []byte) int {
+	if len(p) < 3 || p[1] != '[' {
+		return 0
+	}
+	j := 2
+	for j < len(p) && p[j] >= 0x30 && p[j] <= 0x3f {
+		j++
+	}
+	if j == len(p) || p[j] < 0x40 || p[j] > 0x7e || j-2 >= len(t.csi.buf) {
+		return 0
+	}
+	t.csi.reset()
+	t.csi.n = copy(t.csi.buf[:], p[2:j+1])
+	t.csi.parse()
+	t.handleCSI()
+	return j + 1
 }
 
 // completePartial finishes the rune held from the last write with the
@@ -129,7 +164,7 @@ func (t *State) putASCII(s []byte) {
 		for i, b := range s[:n] {
 			dst[i] = cell{ch: p.ch | uint32(b), fg: p.fg, bg: p.bg}
 		}
-		t.lines[y].grow(x + n)
+		t.lines[y].mark(x, x+n)
 		t.dirty[y] = true
 		s = s[n:]
 		if x+n < t.cols {
@@ -203,7 +238,7 @@ func (t *State) setWide(x, y int) {
 	t.unsplit(x+1, x+2, y)
 	l[x].ch |= attrWide << runeBits
 	l[x+1] = cell{ch: ' ' | uint32(uint16(l[x].mode()&^attrWide|attrWideDummy))<<runeBits, fg: l[x].fg, bg: l[x].bg}
-	l.grow(x + 2)
+	l.mark(x, x+2)
 }
 
 // widenPrevious gives the glyph just written a second cell, when it has

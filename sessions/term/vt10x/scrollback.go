@@ -1,6 +1,9 @@
 package vt10x
 
-import "unicode/utf8"
+import (
+	"slices"
+	"unicode/utf8"
+)
 
 // scrollback keeps the lines that scroll off the top of the main screen,
 // up to limit bytes, the oldest dropped first. A line is kept as its text
@@ -17,8 +20,9 @@ type scrollback struct {
 }
 
 type sbLine struct {
-	text []byte  // the glyphs' UTF-8, trailing blanks cut (wide dummies left out)
-	runs []sbRun // the attributes, from the glyph each run starts at
+	indent int     // blanks before text
+	text   []byte  // the glyphs' UTF-8 after them, trailing blanks cut (wide dummies left out)
+	runs   []sbRun // the attributes, from the glyph (counting the indent) each run starts at
 }
 
 // sbRun is a change of attributes at glyph `at` of a line.
@@ -41,12 +45,13 @@ func (s *scrollback) setLimit(n int) {
 	}
 }
 
-func (s *scrollback) at(i int) *sbLine { return &s.ring[(s.start+i)%len(s.ring)] }
+// at is line i, 0 the oldest. The ring's length is a power of two.
+func (s *scrollback) at(i int) *sbLine { return &s.ring[(s.start+i)&(len(s.ring)-1)] }
 
 func (s *scrollback) dropOldest() *sbLine {
 	old := s.at(0)
 	s.size -= old.cost()
-	s.start = (s.start + 1) % len(s.ring)
+	s.start = (s.start + 1) & (len(s.ring) - 1)
 	s.n--
 	return old
 }
@@ -90,34 +95,43 @@ func (s *scrollback) grow() {
 
 // encode writes l's glyphs into dst's buffers.
 func encode(dst *sbLine, l line) {
-	dst.text, dst.runs = dst.text[:0], dst.runs[:0]
 	last := l.lastDrawn()
+	text := slices.Grow(dst.text[:0], last+1)
+	runs := dst.runs[:0]
+	plain := true // the pen is the default one
 	pen := defaultBlank
-	glyph := 0
-	for x := 0; x <= last; x++ {
+	lo, _ := l.span()
+	start := min(lo, last+1)
+	dst.indent = start // the blanks before the span
+	glyph := start
+	for x := start; x <= last; x++ {
 		c := l[x]
-		if c.ch < utf8.RuneSelf && pen == defaultBlank {
-			if c.ch >= ' ' && c.fg == DefaultFG && c.bg == DefaultBG {
-				dst.text = append(dst.text, byte(c.ch))
-				glyph++
-				continue
+		if plain && c.ch < utf8.RuneSelf && c.fg == DefaultFG && c.bg == DefaultBG {
+			// ASCII in the default colours, no attributes: most of it.
+			if c.ch < ' ' {
+				c.ch = ' '
 			}
+			text = append(text, byte(c.ch))
+			glyph++
+			continue
 		}
 		m := c.mode()
 		if m&attrWideDummy != 0 && x > 0 && l[x-1].mode()&attrWide != 0 {
 			continue
 		}
 		if c.fg != pen.fg || c.bg != pen.bg || (m^pen.mode())&^(attrWrap|attrWide|attrWideDummy|attrGfx) != 0 {
-			dst.runs = append(dst.runs, sbRun{at: uint16(glyph), mode: m &^ (attrWrap | attrWide | attrWideDummy | attrGfx), fg: c.fg, bg: c.bg})
+			runs = append(runs, sbRun{at: uint16(glyph), mode: m &^ (attrWrap | attrWide | attrWideDummy | attrGfx), fg: c.fg, bg: c.bg})
 			pen = c
+			plain = c.fg == DefaultFG && c.bg == DefaultBG && runs[len(runs)-1].mode == 0
 		}
 		r := c.char()
 		if r == 0 {
 			r = ' '
 		}
-		dst.text = utf8.AppendRune(dst.text, r)
+		text = utf8.AppendRune(text, r)
 		glyph++
 	}
+	dst.text, dst.runs = text, runs
 }
 
 // Scrollback is the number of lines kept above the main screen.
@@ -130,10 +144,11 @@ func (t *State) AppendScrollback(buf []byte, i int, plain bool) []byte {
 		return buf
 	}
 	l := t.sb.at(i)
+	buf = appendSpaces(buf, l.indent)
 	if plain || len(l.runs) == 0 {
 		return append(buf, l.text...)
 	}
-	text, glyph, run := l.text, 0, 0
+	text, glyph, run := l.text, l.indent, 0
 	styled := false
 	for len(text) > 0 {
 		for run < len(l.runs) && int(l.runs[run].at) == glyph {

@@ -111,24 +111,38 @@ func pack(g Glyph) cell {
 }
 
 // line is one row: len(l) cells, and one more past its length (within its
-// capacity) that holds the row's extent: every cell at or after the
-// extent is defaultBlank. Erasing and scrolling touch only the cells
-// before it, and the extent moves with the row when rows rotate.
+// capacity) that holds the row's span [lo, hi): every cell outside it is
+// defaultBlank. Erasing, scrolling and rendering touch only the cells in
+// the span, and the span moves with the row when rows rotate. An empty
+// row's span is [len(l), 0).
 type line []cell
 
 // defaultBlank is an erased cell in the default colours: what a new
 // screen holds.
 var defaultBlank = cell{ch: ' ', fg: DefaultFG, bg: DefaultBG}
 
-func (l line) ext() int { return int(l[:len(l)+1][len(l)].ch) }
+func (l line) meta() *cell { return &l[:len(l)+1][len(l)] }
 
-func (l line) setExt(n int) { l[:len(l)+1][len(l)].ch = uint32(n) }
+// span returns the row's span; lo > hi-1 when it is empty.
+func (l line) span() (lo, hi int) {
+	m := l.meta()
+	return int(m.fg), int(m.ch)
+}
 
-// grow records that cells before x now hold something.
-func (l line) grow(x int) {
-	if x > l.ext() {
-		l.setExt(x)
+func (l line) setSpan(lo, hi int) {
+	m := l.meta()
+	m.fg, m.ch = Color(lo), uint32(hi)
+}
+
+// mark records that cells x0..x1-1 may now hold something other than
+// defaultBlank.
+func (l line) mark(x0, x1 int) {
+	lo, hi := l.span()
+	if lo >= hi {
+		l.setSpan(x0, x1)
+		return
 	}
+	l.setSpan(min(lo, x0), max(hi, x1))
 }
 
 type Cursor struct {
@@ -151,8 +165,14 @@ type State struct {
 	// sessions never use the alternate screen, and it is as large as the
 	// main one.
 	altLines []line
+	// base and altBase back lines and altLines with twice their rows:
+	// scrolling the whole screen slides the window (lines is
+	// base[off:off+rows]) instead of moving every row up.
+	base, altBase []line
+	off, altOff   int
 	dirty    []bool // line dirtiness
 	anydirty bool
+	allDirty bool // every row is dirty, whatever dirty says
 	cur      Cursor
 	// curSaved is the saved cursor of each screen (main, alternate), as
 	// xterm keeps them: a DECSC on the alternate screen does not lose the
@@ -229,7 +249,7 @@ func (t *State) Cell(x, y int) Glyph {
 }
 
 // Dirty reports whether row y changed since the last Unlock.
-func (t *State) Dirty(y int) bool { return t.dirty[y] }
+func (t *State) Dirty(y int) bool { return t.allDirty || t.dirty[y] }
 
 // Cursor returns the current position of the cursor.
 func (t *State) Cursor() Cursor {
@@ -260,6 +280,7 @@ func (t *State) Changed(change ChangeFlag) bool {
 func (t *State) resetChanges() {
 	clear(t.dirty)
 	t.anydirty = false
+	t.allDirty = false
 	t.changed = 0
 }
 
@@ -359,7 +380,7 @@ func (t *State) setChar(c rune, attr *Glyph, x, y int) {
 	p := t.pen()
 	p.ch |= uint32(c) & runeMask
 	t.lines[y][x] = p
-	t.lines[y].grow(x + 1)
+	t.lines[y].mark(x, x+1)
 }
 
 // unsplit is called before cells x0..x1-1 of row y are overwritten: a wide
@@ -411,17 +432,18 @@ func (t *State) reset() {
 	t.moveTo(0, 0)
 }
 
-// newLines makes a screen whose cells are unknown (their extent is the
-// whole row) until they are cleared.
+// newLines makes a screen whose cells are unknown (their span is the
+// whole row) until they are cleared. It returns the screen's base: the
+// rows, then as many empty slots for the window to slide into.
 func newLines(rows, cols int) []line {
 	// One backing array for the whole screen: one allocation, and rows
 	// next to each other in memory.
 	w := cols + 1
 	cells := make([]cell, rows*w)
-	lines := make([]line, rows)
-	for i := range lines {
+	lines := make([]line, 2*rows)
+	for i := range lines[:rows] {
 		lines[i] = cells[i*w : i*w+cols : (i+1)*w]
-		lines[i].setExt(cols)
+		lines[i].setSpan(0, cols)
 	}
 	return lines
 }
@@ -449,10 +471,12 @@ func (t *State) resize(cols, rows int) bool {
 	}
 
 	lines, altLines, tabs := t.lines, t.altLines, t.tabs
-	t.lines = newLines(rows, cols)
-	t.altLines = nil
+	t.base, t.off = newLines(rows, cols), 0
+	t.lines = t.base[:rows]
+	t.altBase, t.altOff, t.altLines = nil, 0, nil
 	if altLines != nil {
-		t.altLines = newLines(rows, cols)
+		t.altBase = newLines(rows, cols)
+		t.altLines = t.altBase[:rows]
 	}
 	t.dirty = make([]bool, rows)
 	t.tabs = make([]bool, cols)
@@ -531,20 +555,25 @@ func (t *State) clear(x0, y0, x1, y1 int) {
 	}
 }
 
-// erase sets cells x0..x1 of l to b, keeping l's extent.
+// erase sets cells x0..x1 of l to b, keeping l's span.
 func erase(l line, x0, x1 int, b cell) {
 	if b != defaultBlank {
 		fill(l, x0, x1, b)
-		l.grow(x1 + 1)
+		l.mark(x0, x1+1)
 		return
 	}
-	ext := l.ext()
-	if x0 >= ext {
+	lo, hi := l.span()
+	if lo >= hi || x1 < lo || x0 >= hi {
 		return // blank already
 	}
-	fill(l, x0, min(x1, ext-1), b)
-	if x1+1 >= ext {
-		l.setExt(x0)
+	fill(l, max(x0, lo), min(x1, hi-1), b)
+	switch {
+	case x0 <= lo && x1+1 >= hi:
+		l.setSpan(len(l), 0)
+	case x0 <= lo:
+		l.setSpan(x1+1, hi)
+	case x1+1 >= hi:
+		l.setSpan(lo, x0)
 	}
 }
 
@@ -578,20 +607,32 @@ func (t *State) moveTo(x, y int) {
 
 func (t *State) swapScreen() {
 	if t.altLines == nil {
-		t.altLines = newLines(t.rows, t.cols)
+		t.altBase, t.altOff = newLines(t.rows, t.cols), 0
+		t.altLines = t.altBase[:t.rows]
 		for _, l := range t.altLines {
 			fill(l, 0, len(l)-1, defaultBlank)
-			l.setExt(0)
+			l.setSpan(len(l), 0)
 		}
 	}
 	t.lines, t.altLines = t.altLines, t.lines
+	t.base, t.altBase = t.altBase, t.base
+	t.off, t.altOff = t.altOff, t.off
 	t.mode ^= ModeAltScreen
 	t.dirtyAll()
 }
 
 func (t *State) dirtyAll() {
 	t.changed |= ChangedScreen
-	for y := 0; y < t.rows; y++ {
+	t.allDirty = true
+}
+
+// dirtyRows marks rows y0..y1 dirty.
+func (t *State) dirtyRows(y0, y1 int) {
+	if y0 == 0 && y1 == t.rows-1 {
+		t.allDirty = true
+		return
+	}
+	for y := y0; y <= y1; y++ {
 		t.dirty[y] = true
 	}
 }
@@ -634,9 +675,7 @@ func (t *State) scrollDown(orig, n int) {
 	region := t.lines[orig : t.bottom+1]
 	rotate(region, len(region)-n)
 	t.clear(0, orig, t.cols-1, orig+n-1)
-	for i := orig; i <= t.bottom; i++ {
-		t.dirty[i] = true
-	}
+	t.dirtyRows(orig, t.bottom)
 }
 
 // scrollUp moves rows orig+n..bottom up by n and blanks the n rows at the
@@ -652,12 +691,32 @@ func (t *State) scrollUp(orig, n int) {
 		}
 	}
 	t.changed |= ChangedScreen
-	region := t.lines[orig : t.bottom+1]
-	rotate(region, n)
-	t.clear(0, t.bottom-n+1, t.cols-1, t.bottom)
-	for i := orig; i <= t.bottom; i++ {
-		t.dirty[i] = true
+	if orig == 0 && t.bottom == t.rows-1 && n < t.rows && n <= 64 {
+		t.slide(n)
+	} else {
+		rotate(t.lines[orig:t.bottom+1], n)
 	}
+	t.clear(0, t.bottom-n+1, t.cols-1, t.bottom)
+	t.dirtyRows(orig, t.bottom)
+}
+
+// slide scrolls the whole screen up by n (n < rows, n <= 64) by moving
+// its window down the base: the n rows leaving the top become the rows
+// entering at the bottom. When the window reaches the end of the base, the
+// rows go back to its start, once every `rows` lines.
+func (t *State) slide(n int) {
+	b, rows := t.base, t.rows
+	if t.off+rows+n <= len(b) {
+		copy(b[t.off+rows:t.off+rows+n], b[t.off:t.off+n])
+		t.off += n
+	} else {
+		var top [64]line
+		copy(top[:n], b[t.off:t.off+n])
+		copy(b, b[t.off+n:t.off+rows])
+		copy(b[rows-n:rows], top[:n])
+		t.off = 0
+	}
+	t.lines = b[t.off : t.off+rows]
 }
 
 // rotate turns s left by k: s[k] becomes s[0] and s[0] becomes s[len-k].
@@ -915,7 +974,9 @@ func (t *State) insertBlanks(n int) {
 		l := t.lines[t.cur.Y]
 		t.unsplit(src, src, t.cur.Y) // a glyph the insertion cuts in two
 		copy(l[dst:dst+size], l[src:src+size])
-		l.grow(min(t.cols, l.ext()+n))
+		if lo, hi := l.span(); lo < hi {
+			l.setSpan(lo, min(t.cols, hi+n))
+		}
 		if l[t.cols-1].mode()&attrWide != 0 {
 			l[t.cols-1] = halfBlank(l[t.cols-1]) // its other half went off the edge
 		}
@@ -963,6 +1024,9 @@ func (t *State) deleteChars(n int) {
 		l := t.lines[t.cur.Y]
 		t.unsplit(dst, src, t.cur.Y) // glyphs the deleted cells cut in two
 		copy(l[dst:dst+size], l[src:src+size])
+		if lo, hi := l.span(); lo < hi && lo > dst {
+			l.setSpan(max(dst, lo-n), hi)
+		}
 		erase(l, t.cols-n, t.cols-1, t.blank())
 	}
 }

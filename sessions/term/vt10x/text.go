@@ -20,18 +20,22 @@ const (
 // last returns the index of the last cell of l that is not blank, or -1.
 // Only cells before the extent can be.
 func (l line) last() int {
-	x := min(l.ext(), len(l)) - 1
-	for ; x >= 0; x-- {
+	lo, hi := l.span()
+	x := min(hi, len(l)) - 1
+	for ; x >= lo; x-- {
 		if r := l[x].char(); r != ' ' && r != 0 {
-			break
+			return x
 		}
 	}
-	return x
+	return -1
 }
 
 func appendText(buf []byte, l line) []byte {
 	last := l.last()
-	for x := 0; x <= last; x++ {
+	lo, _ := l.span()
+	start := min(lo, last+1)
+	buf = appendSpaces(buf, start)
+	for x := start; x <= last; x++ {
 		c := l[x]
 		if c.ch < utf8.RuneSelf && c.ch >= ' ' {
 			buf = append(buf, byte(c.ch)) // ASCII in no attributes
@@ -76,7 +80,10 @@ func styleOf(c cell) byte {
 
 func appendStyles(buf []byte, l line) []byte {
 	last := l.last()
-	for x := 0; x <= last; x++ {
+	lo, _ := l.span()
+	start := min(lo, last+1)
+	buf = appendZeros(buf, start)
+	for x := start; x <= last; x++ {
 		c := l[x]
 		if c.mode()&attrWideDummy != 0 && x > 0 && l[x-1].mode()&attrWide != 0 {
 			continue
@@ -89,14 +96,14 @@ func appendStyles(buf []byte, l line) []byte {
 // lastDrawn is last, counting a blank cell with a background or reverse
 // video as drawn: it shows.
 func (l line) lastDrawn() int {
-	x := min(l.ext(), len(l)) - 1
-	for ; x >= 0; x-- {
+	lo, hi := l.span()
+	for x := min(hi, len(l)) - 1; x >= lo; x-- {
 		c := l[x]
 		if r := c.char(); (r != ' ' && r != 0) || c.bg != DefaultBG || c.mode()&(attrReverse|attrUnderline) != 0 {
-			break
+			return x
 		}
 	}
-	return x
+	return -1
 }
 
 func appendANSI(buf []byte, l line) []byte {
@@ -173,3 +180,28 @@ func (t *State) AppendStyles(buf []byte, y int) []byte { return appendStyles(buf
 
 // AppendANSI appends row y as text and SGR sequences.
 func (t *State) AppendANSI(buf []byte, y int) []byte { return appendANSI(buf, t.lines[y]) }
+
+var (
+	spaces [256]byte
+	zeros  [256]byte
+)
+
+func init() {
+	for i := range spaces {
+		spaces[i] = ' '
+	}
+}
+
+func appendSpaces(buf []byte, n int) []byte {
+	for ; n > 0; n -= len(spaces) {
+		buf = append(buf, spaces[:min(n, len(spaces))]...)
+	}
+	return buf
+}
+
+func appendZeros(buf []byte, n int) []byte {
+	for ; n > 0; n -= len(zeros) {
+		buf = append(buf, zeros[:min(n, len(zeros))]...)
+	}
+	return buf
+}
