@@ -31,7 +31,7 @@ type Terminal struct {
 
 	pending      []byte // an unfinished escape sequence
 	pendingSpare []byte // pending's other buffer: the two take turns
-	rowBuf  []byte // reused while rendering rows
+	rowBuf       []byte // reused while rendering rows
 	// shown is the last Snapshot's rows. Snapshot renders again only the
 	// rows vt10x marked dirty since then (see rows.go).
 	shown       []string

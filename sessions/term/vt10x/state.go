@@ -170,10 +170,10 @@ type State struct {
 	// base[off:off+rows]) instead of moving every row up.
 	base, altBase []line
 	off, altOff   int
-	dirty    []bool // line dirtiness
-	anydirty bool
-	allDirty bool // every row is dirty, whatever dirty says
-	cur      Cursor
+	dirty         []bool // line dirtiness
+	anydirty      bool
+	allDirty      bool // every row is dirty, whatever dirty says
+	cur           Cursor
 	// curSaved is the saved cursor of each screen (main, alternate), as
 	// xterm keeps them: a DECSC on the alternate screen does not lose the
 	// cursor ?1049h saved for the main one.

@@ -4,7 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	)
+)
 
 // Terminal represents the virtual terminal emulator.
 type Terminal interface {
