@@ -58,7 +58,8 @@ record:
 
 # Each fuzz target for FUZZTIME; crashes found are kept in testdata/fuzz.
 fuzz:
-	$(GO) test -run XXX -fuzz '^FuzzFeed$$' -fuzztime $(FUZZTIME) ./sessions/term
+	cd sessions/term/vt10x && $(GO) test -run XXX -fuzz '^FuzzFeed$$' -fuzztime $(FUZZTIME) .
+	$(GO) test -run XXX -fuzz '^FuzzTerminal$$' -fuzztime $(FUZZTIME) ./sessions/term
 	$(GO) test -run XXX -fuzz '^FuzzParseStatus$$' -fuzztime $(FUZZTIME) ./sessions/term
 	$(GO) test -run XXX -fuzz '^FuzzReport$$' -fuzztime $(FUZZTIME) ./sessions
 	$(GO) test -run XXX -fuzz '^FuzzManifest$$' -fuzztime $(FUZZTIME) ./detect

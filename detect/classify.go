@@ -209,11 +209,13 @@ func regionName(n string) string {
 	return n
 }
 
-// regionCache computes each region's rows once per classification.
+// regionCache computes each region's rows, and their text, once per
+// classification: every rule on a region reads the same text.
 type regionCache struct {
 	m     *Manifest
 	s     Screen
 	cache map[string][]string
+	texts map[string]string
 }
 
 func (m *Manifest) newRegionCache(s Screen) *regionCache {
@@ -242,7 +244,16 @@ func (rc *regionCache) rows(name string) []string {
 }
 
 func (rc *regionCache) text(name string) string {
-	return strings.Join(rc.rows(name), "\n")
+	name = regionName(name)
+	if t, ok := rc.texts[name]; ok {
+		return t
+	}
+	t := strings.Join(rc.rows(name), "\n")
+	if rc.texts == nil {
+		rc.texts = make(map[string]string, 4)
+	}
+	rc.texts[name] = t
+	return t
 }
 
 func (rc *regionCache) holds(c *Condition) (bool, string, string) {

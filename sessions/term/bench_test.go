@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"testing"
 )
@@ -103,5 +104,47 @@ func BenchmarkSnapshotFrame(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkTerminalHeap reports the live heap one 120x40 terminal holds
+// after drawing a real session to its end (its scrollback filled by it):
+// 50 terminals, each fed one of the largest recordings, measured after a GC.
+func BenchmarkTerminalHeap(b *testing.B) {
+	files, _ := filepath.Glob("../../fixtures/*/*/sessions/*.raw")
+	if len(files) == 0 {
+		b.Skip("no session recordings under fixtures/")
+	}
+	sort.Slice(files, func(i, j int) bool {
+		a, _ := os.Stat(files[i])
+		c, _ := os.Stat(files[j])
+		return a.Size() > c.Size()
+	})
+	var raws [][]byte
+	for _, f := range files[:min(8, len(files))] {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		raws = append(raws, raw)
+	}
+	const n = 50
+	for b.Loop() {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		terms := make([]*Terminal, n)
+		for i := range terms {
+			terms[i] = New(Options{Cols: 120, Rows: 40, Reply: func([]byte) {}})
+			raw := raws[i%len(raws)]
+			for off := 0; off < len(raw); off += 4096 {
+				terms[i].Write(raw[off:min(off+4096, len(raw))])
+			}
+			terms[i].Snapshot()
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n/1024, "KB/terminal")
+		runtime.KeepAlive(terms)
 	}
 }

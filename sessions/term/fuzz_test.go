@@ -7,10 +7,10 @@ import (
 	"testing"
 )
 
-// FuzzFeed: any bytes, split anywhere, render the same screen as the same
+// FuzzTerminal: any bytes, split anywhere, render the same screen as the same
 // bytes in one write, and nothing panics. Splits land inside UTF-8 runes
 // and escape sequences, as PTY reads do.
-func FuzzFeed(f *testing.F) {
+func FuzzTerminal(f *testing.F) {
 	files, _ := filepath.Glob("../../fixtures/*/*/blocked/*.raw")
 	for _, p := range files[:min(len(files), 8)] {
 		if raw, err := os.ReadFile(p); err == nil {

@@ -2,6 +2,7 @@ package vt10x
 
 import (
 	"fmt"
+	"io"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -99,7 +100,7 @@ func TestSpans(t *testing.T) {
 		inputs[f] = raw
 	}
 	for name, data := range inputs {
-		vt := newTerminal(TerminalInfo{cols: 120, rows: 40, scrollback: 8 << 10})
+		vt := newTerminal(TerminalInfo{w: io.Discard, cols: 120, rows: 40, scrollback: 8 << 10})
 		r := rand.New(rand.NewSource(int64(len(data))))
 		for off := 0; off < len(data); {
 			n := 1 + r.Intn(400)
@@ -116,7 +117,7 @@ func TestSpans(t *testing.T) {
 // it wraps instead of straddling the edge, and writing over either half
 // leaves no half glyph behind.
 func TestWideGlyphs(t *testing.T) {
-	vt := newTerminal(TerminalInfo{cols: 10, rows: 3})
+	vt := newTerminal(TerminalInfo{w: io.Discard, cols: 10, rows: 3})
 	vt.Write([]byte("a你b"))
 	if got := string(vt.AppendText(nil, 0)); got != "a你b" {
 		t.Fatalf("row 0 = %q", got)
@@ -149,7 +150,7 @@ func TestWideGlyphs(t *testing.T) {
 func TestSplitRune(t *testing.T) {
 	for _, s := range []string{"你", "🔧", "é"} {
 		for cut := 1; cut < len(s); cut++ {
-			vt := newTerminal(TerminalInfo{cols: 10, rows: 2})
+			vt := newTerminal(TerminalInfo{w: io.Discard, cols: 10, rows: 2})
 			vt.Write([]byte("<" + s[:cut]))
 			vt.Write([]byte(s[cut:] + ">"))
 			if got := string(vt.AppendText(nil, 0)); got != "<"+s+">" {
@@ -163,7 +164,7 @@ func TestSplitRune(t *testing.T) {
 // whatever the program saved on the alternate screen, and the alternate
 // screen is made only when first entered.
 func TestAltScreenCursor(t *testing.T) {
-	vt := newTerminal(TerminalInfo{cols: 20, rows: 5})
+	vt := newTerminal(TerminalInfo{w: io.Discard, cols: 20, rows: 5})
 	if vt.altLines != nil {
 		t.Fatal("the alternate screen exists before it is used")
 	}
@@ -187,7 +188,7 @@ func TestAltScreenCursor(t *testing.T) {
 // TestCSIGuards: counts are capped, signed or prefixed sequences do
 // nothing, CSI ? u restores nothing, CAN ends a sequence.
 func TestCSIGuards(t *testing.T) {
-	vt := newTerminal(TerminalInfo{cols: 20, rows: 5})
+	vt := newTerminal(TerminalInfo{w: io.Discard, cols: 20, rows: 5})
 	vt.Write([]byte("\x1b[2;5H\x1b[s\x1b[4;9H\x1b[?u\x1b[>1u\x1b[-3C\x1b[+2A\x1b[>4;1m"))
 	if c := vt.Cursor(); c.X != 8 || c.Y != 3 {
 		t.Fatalf("cursor at %d,%d; want 8,3", c.X, c.Y)
@@ -211,7 +212,7 @@ func TestCSIGuards(t *testing.T) {
 // with their colours, up to the limit; the alternate screen and deleted
 // lines add none.
 func TestScrollback(t *testing.T) {
-	vt := newTerminal(TerminalInfo{cols: 20, rows: 5, scrollback: 1 << 20})
+	vt := newTerminal(TerminalInfo{w: io.Discard, cols: 20, rows: 5, scrollback: 1 << 20})
 	for i := 0; i < 30; i++ {
 		fmt.Fprintf(vt, "line %d\x1b[31m red\x1b[0m\r\n", i)
 	}
@@ -232,7 +233,7 @@ func TestScrollback(t *testing.T) {
 		t.Fatalf("the alternate screen or deleted lines reached the scrollback: %d lines", n)
 	}
 
-	small := newTerminal(TerminalInfo{cols: 20, rows: 5, scrollback: 1000})
+	small := newTerminal(TerminalInfo{w: io.Discard, cols: 20, rows: 5, scrollback: 1000})
 	for i := 0; i < 500; i++ {
 		fmt.Fprintf(small, "line %d\r\n", i)
 	}
@@ -248,10 +249,10 @@ func TestScrollback(t *testing.T) {
 // terminal gives the same glyphs, with their colours and attributes.
 func TestANSIRoundTrip(t *testing.T) {
 	for seed := int64(1); seed <= 20; seed++ {
-		vt := newTerminal(TerminalInfo{cols: 40, rows: 8})
+		vt := newTerminal(TerminalInfo{w: io.Discard, cols: 40, rows: 8})
 		vt.Write(randomInput(rand.New(rand.NewSource(seed)), 2000))
 		for y := 0; y < vt.rows; y++ {
-			fresh := newTerminal(TerminalInfo{cols: 40, rows: 8})
+			fresh := newTerminal(TerminalInfo{w: io.Discard, cols: 40, rows: 8})
 			fresh.Write(vt.AppendANSI(nil, y))
 			for x := 0; x < vt.cols; x++ {
 				a, b := vt.Cell(x, y), fresh.Cell(x, 0)
@@ -269,4 +270,41 @@ func TestANSIRoundTrip(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzFeed: any bytes, split anywhere, leave the same state as the same
+// bytes in one write, the spans stay honest, and nothing panics.
+func FuzzFeed(f *testing.F) {
+	files, _ := filepath.Glob("../../../fixtures/*/*/blocked/*.raw")
+	for _, p := range files[:min(len(files), 8)] {
+		if raw, err := os.ReadFile(p); err == nil {
+			f.Add(raw[max(0, len(raw)-512):], uint16(7))
+		}
+	}
+	f.Add(randomInput(rand.New(rand.NewSource(1)), 400), uint16(3))
+	f.Add([]byte("a你b\x1b[?1049h\x1b[2;3H🔧\x1b[4@\x1b[2P\x1b[?1049l\x1b[38:2::1:2:3m\xff\xfe\u2764\ufe0f"), uint16(1))
+	f.Fuzz(func(t *testing.T, data []byte, step uint16) {
+		if len(data) > 1<<16 {
+			return
+		}
+		whole := newTerminal(TerminalInfo{w: io.Discard, cols: 30, rows: 8, scrollback: 4 << 10})
+		whole.Write(data)
+		split := newTerminal(TerminalInfo{w: io.Discard, cols: 30, rows: 8, scrollback: 4 << 10})
+		n := int(step%13) + 1
+		for i := 0; i < len(data); i += n {
+			split.Write(data[i:min(i+n, len(data))])
+		}
+		checkSpans(t, whole, "whole")
+		checkSpans(t, split, "split")
+		for y := 0; y < whole.rows; y++ {
+			for x := 0; x < whole.cols; x++ {
+				if a, b := whole.Cell(x, y), split.Cell(x, y); a != b {
+					t.Fatalf("split every %d bytes: cell %d,%d %+v, whole %+v", n, x, y, b, a)
+				}
+			}
+		}
+		if whole.Cursor() != split.Cursor() || whole.Scrollback() != split.Scrollback() {
+			t.Fatalf("split every %d bytes: cursor %+v scrollback %d, whole %+v %d", n, split.Cursor(), split.Scrollback(), whole.Cursor(), whole.Scrollback())
+		}
+	})
 }

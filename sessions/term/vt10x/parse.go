@@ -154,7 +154,7 @@ func (t *State) putASCII(s []byte) {
 				t.setChar(rune(s[len(s)-1]), &t.cur.Attr, t.cur.X, t.cur.Y)
 				return
 			}
-			t.lines[t.cur.Y][t.cur.X].ch |= attrWrap << runeBits
+			t.markWrap()
 			t.newline(true)
 		}
 		x, y := t.cur.X, t.cur.Y
@@ -198,7 +198,7 @@ func (t *State) parse(c rune) {
 	// TODO: update selection; see st.c:2450
 
 	if t.mode&ModeWrap != 0 && t.cur.State&cursorWrapNext != 0 {
-		t.lines[t.cur.Y][t.cur.X].ch |= attrWrap << runeBits
+		t.markWrap()
 		t.newline(true)
 	}
 
@@ -213,7 +213,7 @@ func (t *State) parse(c rune) {
 			w = 1
 		case t.cur.X == t.cols-1 && t.mode&ModeWrap != 0:
 			// No room on this row: the glyph goes to the next one.
-			t.lines[t.cur.Y][t.cur.X].ch |= attrWrap << runeBits
+			t.markWrap()
 			t.newline(true)
 		case t.cur.X == t.cols-1:
 			t.cur.X--
@@ -229,6 +229,13 @@ func (t *State) parse(c rune) {
 		t.cur.X = t.cols - 1
 		t.cur.State |= cursorWrapNext
 	}
+}
+
+// markWrap marks the cursor's cell as the end of a row that wrapped.
+func (t *State) markWrap() {
+	l := t.lines[t.cur.Y]
+	l[t.cur.X].ch |= attrWrap << runeBits
+	l.mark(t.cur.X, t.cur.X+1)
 }
 
 // setWide makes the glyph at x two cells wide: it is marked AttrWide and
