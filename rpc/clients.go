@@ -49,7 +49,7 @@ func (s *Server) newClient(ctx context.Context, st *stream) *clientConn {
 	c.out = newNotifier(s.log)
 	c.out.repaint = func(id string) string {
 		if sess, err := s.mgr.Get(id); err == nil {
-			return sess.Repaint()
+			return sess.Repaint(false) // the viewer has the history; it missed some output
 		}
 		return ""
 	}

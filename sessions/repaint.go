@@ -1,31 +1,14 @@
 package sessions
 
-import (
-	"fmt"
-	"strings"
-)
-
-// Repaint returns bytes that draw the session's current screen on a blank
-// terminal of the same size: what a new viewer needs before live output.
-// Colours are not kept; text, layout and the cursor are.
-func (s *Session) Repaint() string {
+// Repaint returns bytes that draw the session's terminal on a blank one of
+// the same size, with its colours and the modes a viewer's keys depend on:
+// what a viewer needs before live output. With history set, the lines
+// that scrolled off the top come first.
+func (s *Session) Repaint(history bool) string {
 	if s.acp != nil {
 		return ""
 	}
-	sc, _ := s.Screen()
-	var b strings.Builder
-	b.WriteString("\x1b[0m\x1b[?25l\x1b[H\x1b[2J")
-	for i, line := range sc.Lines {
-		if line == "" {
-			continue
-		}
-		fmt.Fprintf(&b, "\x1b[%d;1H%s", i+1, line)
-	}
-	fmt.Fprintf(&b, "\x1b[%d;%dH", sc.CursorRow+1, sc.CursorCol+1)
-	if sc.CursorVisible {
-		b.WriteString("\x1b[?25h")
-	}
-	return b.String()
+	return string(s.term.Repaint(history))
 }
 
 // WatchOutput starts a viewer of the session's output: start is given the
@@ -36,7 +19,7 @@ func (s *Session) Repaint() string {
 func (s *Session) WatchOutput(start func(repaint string) (isNew bool)) {
 	s.outMu.Lock()
 	defer s.outMu.Unlock()
-	if start(s.Repaint()) {
+	if start(s.Repaint(true)) {
 		s.mgr.Subscribe(s.ID, true)
 	}
 }

@@ -440,6 +440,21 @@ func (t *Terminal) snapshot(all bool) detect.Screen {
 	return s
 }
 
+// Repaint returns bytes that draw the terminal as it is on a blank one of
+// the same size: what a new viewer needs before live output. With history
+// set, the scrollback comes first, so a view opened on a running session
+// can scroll back through it; a viewer that only missed some output gets
+// the screen alone.
+func (t *Terminal) Repaint(history bool) []byte {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	buf := t.vt.AppendRepaint(nil, history)
+	if t.bracketedPaste {
+		buf = append(buf, "\x1b[?2004h"...)
+	}
+	return buf
+}
+
 // Render feeds raw program output into a fresh terminal of the given size
 // and returns the screen it leaves. Queries in the output are not answered.
 func Render(raw []byte, cols, rows int) detect.Screen {

@@ -225,7 +225,7 @@ func TestScrollback(t *testing.T) {
 		}
 	}
 	ansi := string(vt.AppendScrollback(nil, 3, false))
-	if !strings.Contains(ansi, "line 3\x1b[0;31m red\x1b[0m") {
+	if !strings.Contains(ansi, "line 3 \x1b[0;31mred\x1b[0m") {
 		t.Fatalf("line 3 with colours = %q", ansi)
 	}
 	vt.Write([]byte("\x1b[?1049h\r\n\r\n\r\n\r\n\r\n\r\n\x1b[?1049l\x1b[1;1H\x1b[3M"))
@@ -307,4 +307,59 @@ func FuzzFeed(f *testing.F) {
 			t.Fatalf("split every %d bytes: cursor %+v scrollback %d, whole %+v %d", n, split.Cursor(), split.Scrollback(), whole.Cursor(), whole.Scrollback())
 		}
 	})
+}
+
+// TestRepaint: a terminal repainted into a fresh one of the same size
+// gives the same scrollback, both screens, cursor and input modes.
+func TestRepaint(t *testing.T) {
+	for seed := int64(1); seed <= 30; seed++ {
+		r := rand.New(rand.NewSource(seed))
+		src := newTerminal(TerminalInfo{w: io.Discard, cols: 30, rows: 6, scrollback: 1 << 20})
+		for i := 0; i < 20; i++ {
+			fmt.Fprintf(src, "line %d \x1b[3%dmcolour\x1b[0m\r\n", i, r.Intn(8))
+		}
+		src.Write(randomInput(r, 300))
+		src.Write([]byte("\x1b[?1h\x1b[?1000h\x1b[?1006h\x1b[2;5r"))
+		if r.Intn(2) == 0 {
+			src.Write([]byte("\x1b[?1049h\x1b[3;3H\x1b[7malt\x1b[0m"))
+		}
+		src.Write([]byte(fmt.Sprintf("\x1b[%d;%dH", 1+r.Intn(6), 1+r.Intn(30))))
+		dst := newTerminal(TerminalInfo{w: io.Discard, cols: 30, rows: 6, scrollback: 1 << 20})
+		dst.Write(src.AppendRepaint(nil, true))
+		if a, b := src.Scrollback(), dst.Scrollback(); a != b {
+			t.Fatalf("seed %d: %d scrollback lines repainted as %d", seed, a, b)
+		}
+		for i := 0; i < src.Scrollback(); i++ {
+			if a, b := string(src.AppendScrollback(nil, i, false)), string(dst.AppendScrollback(nil, i, false)); a != b {
+				t.Fatalf("seed %d: scrollback line %d %q repainted as %q", seed, i, a, b)
+			}
+		}
+		// Cells must look the same: a glyph's colours and attributes, a
+		// blank's background (an erased cell keeps the pen's foreground
+		// unbrightened, a printed blank brightened; neither shows).
+		sameScreen := func(what string, a, b []line) {
+			for y := range a {
+				for x := range a[y] {
+					ca, cb := a[y][x], b[y][x]
+					fa, ba, ra := look(ca)
+					fb, bb, rb := look(cb)
+					same := ba == bb && ra == rb && ca.char() == cb.char()
+					if ca.char() != ' ' && ca.char() != 0 {
+						same = same && fa == fb && sameLook(ca, cb)
+					}
+					if !same {
+						t.Fatalf("seed %d: %s row %d cell %d %+v repainted as %+v\n%q\n%q", seed, what, y, x, ca.glyph(), cb.glyph(), appendANSI(nil, a[y]), appendANSI(nil, b[y]))
+					}
+				}
+			}
+		}
+		sameScreen("screen", src.lines, dst.lines)
+		if src.Mode()&ModeAltScreen != 0 {
+			sameScreen("main screen", src.altLines, dst.altLines)
+		}
+		const keys = ModeAltScreen | ModeAppCursor | ModeMouseMask | ModeMouseSgr | ModeHide
+		if a, b := src.Cursor(), dst.Cursor(); a.X != b.X || a.Y != b.Y || src.Mode()&keys != dst.Mode()&keys || src.top != dst.top || src.bottom != dst.bottom {
+			t.Fatalf("seed %d: cursor %d,%d modes %#x region %d-%d repainted as %d,%d %#x %d-%d", seed, a.X, a.Y, src.Mode()&keys, src.top, src.bottom, b.X, b.Y, dst.Mode()&keys, dst.top, dst.bottom)
+		}
+	}
 }

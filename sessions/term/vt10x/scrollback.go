@@ -119,10 +119,10 @@ func encode(dst *sbLine, l line) {
 		if m&attrWideDummy != 0 && x > 0 && l[x-1].mode()&attrWide != 0 {
 			continue
 		}
-		if c.fg != pen.fg || c.bg != pen.bg || (m^pen.mode())&^(attrWrap|attrWide|attrWideDummy|attrGfx) != 0 {
-			runs = append(runs, sbRun{at: uint16(glyph), mode: m &^ (attrWrap | attrWide | attrWideDummy | attrGfx), fg: c.fg, bg: c.bg})
+		if !sameLook(c, pen) {
+			runs = append(runs, sbRun{at: uint16(glyph), mode: m &^ (attrReverse | attrWrap | attrWide | attrWideDummy | attrGfx), fg: c.fg, bg: c.bg})
 			pen = c
-			plain = c.fg == DefaultFG && c.bg == DefaultBG && runs[len(runs)-1].mode == 0
+			plain = sameLook(c, defaultBlank)
 		}
 		r := c.char()
 		if r == 0 {
@@ -155,7 +155,7 @@ func (t *State) AppendScrollback(buf []byte, i int, plain bool) []byte {
 			r := l.runs[run]
 			c := cell{ch: uint32(uint16(r.mode)) << runeBits, fg: r.fg, bg: r.bg}
 			buf = appendSGR(buf, c)
-			styled = c != cell{ch: 0, fg: DefaultFG, bg: DefaultBG}
+			styled = !isDefaultPen(c)
 			run++
 		}
 		_, size := utf8.DecodeRune(text)

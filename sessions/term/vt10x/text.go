@@ -54,16 +54,48 @@ func appendText(buf []byte, l line) []byte {
 	return buf
 }
 
+// look is how a cell appears: the colours it was asked for and whether it
+// shows them swapped. A printed cell holds its colours as drawn (reverse
+// video already swapped, bold already brightened); an erased one keeps the
+// pen's reverse bit without the swap (upstream's erase), so it shows
+// unreversed. A blank with the bit is taken as reversed only when its
+// colours say so (a default colour on the wrong side).
+func look(c cell) (fg, bg Color, reverse bool) {
+	if c.mode()&attrReverse != 0 {
+		if r := c.char(); (r != ' ' && r != 0) || c.fg == DefaultBG || c.bg == DefaultFG {
+			return c.bg, c.fg, true
+		}
+	}
+	return c.fg, c.bg, false
+}
+
+// sameLook reports whether c drawn with pen looks as c does (its rune
+// aside): the same colours and attributes, or for a blank the same
+// background, reverse video and underline (the rest does not show).
+func sameLook(c, pen cell) bool {
+	const ignored = attrReverse | attrWrap | attrWide | attrWideDummy | attrGfx
+	fc, bc, rc := look(c)
+	fp, bp, rp := look(pen)
+	if bc != bp || rc != rp {
+		return false
+	}
+	if r := c.char(); r == ' ' || r == 0 {
+		return (c.mode()^pen.mode())&attrUnderline == 0
+	}
+	return fc == fp && (c.mode()^pen.mode())&^ignored == 0
+}
+
 func styleOf(c cell) byte {
 	var s byte
 	m := c.mode()
-	if m&attrReverse != 0 {
-		s |= StyleReverse
+	fg, bg, reverse := look(c)
+	if reverse {
+		s |= StyleReverse | StyleBackground
 	}
-	if c.bg != DefaultBG {
+	if bg != DefaultBG {
 		s |= StyleBackground
 	}
-	if c.fg != DefaultFG && !(m&attrReverse != 0 && c.fg == DefaultBG) {
+	if fg != DefaultFG {
 		s |= StyleForeground
 	}
 	if m&attrBold != 0 {
@@ -99,7 +131,10 @@ func (l line) lastDrawn() int {
 	lo, hi := l.span()
 	for x := min(hi, len(l)) - 1; x >= lo; x-- {
 		c := l[x]
-		if r := c.char(); (r != ' ' && r != 0) || c.bg != DefaultBG || c.mode()&(attrReverse|attrUnderline) != 0 {
+		if r := c.char(); r != ' ' && r != 0 {
+			return x
+		}
+		if _, bg, reverse := look(c); bg != DefaultBG || reverse || c.mode()&attrUnderline != 0 {
 			return x
 		}
 	}
@@ -114,7 +149,7 @@ func appendANSI(buf []byte, l line) []byte {
 		if c.mode()&attrWideDummy != 0 && x > 0 && l[x-1].mode()&attrWide != 0 {
 			continue
 		}
-		if c.fg != pen.fg || c.bg != pen.bg || (c.mode()^pen.mode())&^(attrWrap|attrWide|attrWideDummy|attrGfx) != 0 {
+		if !sameLook(c, pen) {
 			buf = appendSGR(buf, c)
 			pen = c
 		}
@@ -124,20 +159,26 @@ func appendANSI(buf []byte, l line) []byte {
 		}
 		buf = utf8.AppendRune(buf, r)
 	}
-	if pen != defaultBlank {
+	if !isDefaultPen(pen) {
 		buf = append(buf, "\x1b[0m"...)
 	}
 	return buf
 }
 
-// appendSGR sets a default terminal's pen to c's. Cells hold their colours
-// as drawn (reverse video already swapped, bold already brightened), so a
-// reversed cell is written back as the colours it was asked for plus SGR 7.
+// isDefaultPen reports whether drawing c leaves a terminal's pen as it
+// starts: no colours, no attributes.
+func isDefaultPen(c cell) bool {
+	return c.fg == DefaultFG && c.bg == DefaultBG && c.mode()&^(attrWrap|attrWide|attrWideDummy|attrGfx) == 0
+}
+
+// appendSGR sets a default terminal's pen to draw c as it looks (see
+// look): a cell showing swapped colours is written as the colours asked
+// for plus SGR 7.
 func appendSGR(buf []byte, c cell) []byte {
-	m := c.mode()
-	fg, bg := c.fg, c.bg
-	if m&attrReverse != 0 {
-		fg, bg = bg, fg
+	m := c.mode() &^ attrReverse
+	fg, bg, reverse := look(c)
+	if reverse {
+		m |= attrReverse
 	}
 	buf = append(buf, "\x1b[0"...)
 	for _, a := range [...]struct {

@@ -76,6 +76,10 @@ type View interface {
 	// AppendScrollback appends scrollback line i (0 is the oldest) as
 	// AppendANSI does; with plain set, as AppendText does.
 	AppendScrollback(buf []byte, i int, plain bool) []byte
+
+	// AppendRepaint appends bytes that draw the terminal as it is on a
+	// blank one of the same size (with history set, scrollback first).
+	AppendRepaint(buf []byte, history bool) []byte
 }
 
 type TerminalOption func(*TerminalInfo)
