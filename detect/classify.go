@@ -169,7 +169,8 @@ func (m *Manifest) evaluate(s Screen, ex *Explanation) Verdict {
 		}
 		if r.Prompt != "" {
 			p := m.Prompts[r.Prompt]
-			v.Prompt = p.extract(rc.rows(p.regionOr(r.cond.Region)), s.Cols)
+			region := p.regionOr(r.cond.Region)
+			v.Prompt = p.extract(rc.rows(region), rc.styles(region), s.Cols)
 			if v.State == StateBlocked && len(v.Prompt.Options) == 0 && !v.Prompt.unread {
 				// A blocker with no menu at all is not one we can claim: a
 				// false "needs you" costs more than a late one. (A menu whose
@@ -243,6 +244,27 @@ func (rc *regionCache) rows(name string) []string {
 	return rows
 }
 
+// styles returns the Style bytes of a region's rows (aligned with rows),
+// or nil when the screen has none or the region is no rows of it.
+func (rc *regionCache) styles(name string) []string {
+	name = regionName(name)
+	if len(rc.s.Styles) != len(rc.s.Lines) {
+		return nil
+	}
+	switch name {
+	case "screen":
+		return rc.s.Styles
+	case "title":
+		return nil
+	}
+	r := rc.m.regions[name]
+	if r.Source == "title" || r.Source == "progress" {
+		return nil
+	}
+	start, end := r.bounds(rc.s)
+	return rc.s.Styles[start:end]
+}
+
 func (rc *regionCache) text(name string) string {
 	name = regionName(name)
 	if t, ok := rc.texts[name]; ok {
@@ -286,8 +308,13 @@ func (r *Region) rows(s Screen) []string {
 	case "progress":
 		return []string{s.Progress.String()}
 	}
+	start, end := r.bounds(s)
+	return s.Lines[start:end]
+}
+
+// bounds is where the region's rows are in s.Lines.
+func (r *Region) bounds(s Screen) (start, end int) {
 	lines := s.Lines
-	start := 0
 	if r.Bottom > 0 {
 		seen := 0
 		start = len(lines)
@@ -298,7 +325,7 @@ func (r *Region) rows(s Screen) []string {
 			}
 		}
 	}
-	end := len(lines)
+	end = len(lines)
 	for end > start && strings.TrimSpace(lines[end-1]) == "" {
 		end--
 	}
@@ -318,7 +345,7 @@ func (r *Region) rows(s Screen) []string {
 			}
 		}
 	}
-	return lines[start:end]
+	return start, end
 }
 
 func (p *PromptParser) regionOr(def string) string {
@@ -329,8 +356,9 @@ func (p *PromptParser) regionOr(def string) string {
 }
 
 // extract reads the prompt's options and question from the region's rows,
-// on a screen cols wide (0: unknown).
-func (p *PromptParser) extract(rows []string, cols int) *Prompt {
+// on a screen cols wide (0: unknown). styles are the rows' Style bytes, or
+// nil when the screen has none.
+func (p *PromptParser) extract(rows, styles []string, cols int) *Prompt {
 	pr := &Prompt{Kind: p.Kind, Freeform: p.Freeform, Settle: p.settle}
 	lastOptionRow := -2
 	labelIdx := p.option.SubexpIndex("label")
@@ -356,6 +384,23 @@ func (p *PromptParser) extract(rows []string, cols int) *Prompt {
 			Description: group(row, m, descIdx),
 			Selected:    group(row, m, selIdx) != "",
 		}}
+	}
+	// styled tells whether most of the label matched by m on row i looks
+	// as selected_style says the selection does.
+	styled := func(i int, m []int) bool {
+		if p.selectedStyle == 0 || i >= len(styles) || labelIdx < 0 || m[2*labelIdx] < 0 {
+			return false
+		}
+		row, st := rows[i], styles[i]
+		from := utf8.RuneCountInString(row[:m[2*labelIdx]])
+		to := from + utf8.RuneCountInString(row[m[2*labelIdx]:m[2*labelIdx+1]])
+		n := 0
+		for g := from; g < to && g < len(st); g++ {
+			if st[g]&p.selectedStyle != 0 {
+				n++
+			}
+		}
+		return to > from && 2*n > to-from
 	}
 	// The live menu is the block between the question and the last option
 	// row: a numbered list above the question (a plan's steps, a turn's
@@ -403,7 +448,9 @@ func (p *PromptParser) extract(rows []string, cols int) *Prompt {
 		lastOptionRow = i
 		lastRowOptions = len(ms)
 		for _, m := range ms {
-			opts = append(opts, parse(row, m))
+			o := parse(row, m)
+			o.opt.Selected = o.opt.Selected || styled(i, m)
+			opts = append(opts, o)
 		}
 	}
 	tmpl, _ := parseKeys(p.Keys) // checked when the manifest was loaded

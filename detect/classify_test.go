@@ -76,3 +76,47 @@ func claude(t *testing.T) *detect.Manifest {
 	}
 	return m
 }
+
+// A menu that shows its selection only by a background colour: the option
+// drawn so is the selected one, and the arrow keys count from it.
+func TestSelectedByStyle(t *testing.T) {
+	m, err := detect.ParseManifest("grid.toml", []byte(`name = "grid"
+[[rule]]
+id = "menu"
+state = "blocked"
+match = ['Allow this\?']
+prompt = "menu"
+[prompt.menu]
+kind = "permission"
+question = '^(Allow this\?)$'
+option = '^\s{2}(?P<label>\S.*?)\s*$'
+keys = "<down*{down}><enter>"
+selected_style = "background"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := func(s string) string { return strings.Repeat("\x00", len([]rune(s))) }
+	lit := func(s string) string { return strings.Repeat(string(rune(detect.StyleBackground)), len([]rune(s))) }
+	s := detect.Screen{Cols: 40, Rows: 4, Lines: []string{"Allow this?", "  Yes", "  Yes, always", "  No"}}
+	s.Styles = []string{plain(s.Lines[0]), plain(s.Lines[1]), plain("  ") + lit("Yes, always"), plain(s.Lines[3])}
+	v := m.Classify(s)
+	if v.Prompt == nil || len(v.Prompt.Options) != 3 {
+		t.Fatalf("verdict %+v prompt %+v", v, v.Prompt)
+	}
+	for i, want := range []bool{false, true, false} {
+		if got := v.Prompt.Options[i].Selected; got != want {
+			t.Errorf("option %d %q selected %v, want %v", i, v.Prompt.Options[i].Label, got, want)
+		}
+	}
+	if keys := v.Prompt.Options[2].Keys; keys != "\x1b[B\r" {
+		t.Errorf("keys for No = %q, want one down then enter", keys)
+	}
+	s.Styles = nil // the same screen as text alone: nothing is selected by style
+	if v := m.Classify(s); v.Prompt.Options[1].Selected {
+		t.Errorf("selected without styles: %+v", v.Prompt.Options)
+	}
+	if _, err := detect.ParseManifest("x.toml", []byte("name = \"x\"\n[prompt.p]\nkind = \"permission\"\noption = '(?P<label>x)'\nkeys = \"{id}\"\nselected_style = \"sparkly\"\n")); err == nil || !strings.Contains(err.Error(), `x.toml:6: prompt "p": selected_style "sparkly"`) {
+		t.Errorf("an unknown style: %v", err)
+	}
+}

@@ -141,10 +141,23 @@ type PromptParser struct {
 	// Settle is how long the prompt must have been on screen before the
 	// agent takes keys for it (Codex drops keys that come sooner).
 	Settle string `toml:"settle"`
+	// SelectedStyle marks the selected option by how its label looks,
+	// for menus that show the selection by colour alone: "reverse",
+	// "background", "foreground", "bold" or "underline" (several with
+	// commas; any of them counts). The option most of whose label has it
+	// is the selected one.
+	SelectedStyle string `toml:"selected_style"`
 
 	question, option, continuation, reject *regexp.Regexp
 	settle                                 time.Duration
+	selectedStyle                          byte
 	line                                   int
+}
+
+// styleNames are the names selected_style takes, with their Style bits.
+var styleNames = map[string]byte{
+	"reverse": StyleReverse, "background": StyleBackground, "foreground": StyleForeground,
+	"bold": StyleBold, "underline": StyleUnderline,
 }
 
 // LoadError is a manifest problem with its place.
@@ -293,6 +306,16 @@ func (m *Manifest) compile(file string, data []byte) error {
 		}
 		if _, err := parseKeys(p.Keys); err != nil {
 			return errAt(lineOf(data, "keys", line), id, "keys: %v", err)
+		}
+		p.selectedStyle = 0
+		if p.SelectedStyle != "" {
+			for _, name := range strings.Split(p.SelectedStyle, ",") {
+				bit, ok := styleNames[strings.TrimSpace(name)]
+				if !ok {
+					return errAt(lineOf(data, "selected_style", line), id, "selected_style %q: want reverse, background, foreground, bold or underline", strings.TrimSpace(name))
+				}
+				p.selectedStyle |= bit
+			}
 		}
 	}
 
