@@ -80,6 +80,7 @@ vscode:
 
 bench:
 	$(GO) test -run XXX -bench . -benchmem ./detect/ ./sessions/...
+	cd sessions/term/vt10x && $(GO) test -run XXX -bench . -benchmem .
 
 # The report in docs/benchmarks.md: CPU and memory at scale against a 50 ms
 # poll, throughput against @xterm/headless (needs node), latency under load,
