@@ -12,6 +12,8 @@ import (
 
 	"github.com/hinshun/vt10x"
 	upstream "vt10x.upstream/pinned"
+
+	"github.com/agentd/agentd/detect"
 )
 
 // The fork of vt10x (sessions/term/vt10x) must keep upstream's behaviour
@@ -251,7 +253,7 @@ func diffState(fork vt10x.Terminal, up upstream.Terminal) string {
 			}
 			if a.Char != b.Char || uint32(a.FG) != uint32(b.FG) || uint32(a.BG) != uint32(b.BG) || a.Mode&^notCompared != b.Mode&^notCompared {
 				return fmt.Sprintf("cell %d,%d: fork %q mode %#x fg %#x bg %#x, upstream %q mode %#x fg %#x bg %#x\nfork row:     %q\nupstream row: %q",
-					x, y, a.Char, a.Mode, a.FG, a.BG, b.Char, b.Mode, b.FG, b.BG, rowOf(fork.Cell, fc, y), rowOf(up.Cell, fc, y))
+					x, y, a.Char, a.Mode, a.FG, a.BG, b.Char, b.Mode, b.FG, b.BG, rowOf(func(x int) rune { return fork.Cell(x, y).Char }, fc), rowOf(func(x int) rune { return up.Cell(x, y).Char }, fc))
 			}
 		}
 	}
@@ -268,17 +270,27 @@ func diffState(fork vt10x.Terminal, up upstream.Terminal) string {
 	return ""
 }
 
-func rowOf[G any](cell func(x, y int) G, cols, y int) string {
+// rowOf is row y's runes, through char(x) for each column.
+func rowOf(char func(x int) rune, cols int) string {
 	var b []rune
 	for x := 0; x < cols; x++ {
-		switch g := any(cell(x, y)).(type) {
-		case vt10x.Glyph:
-			b = append(b, g.Char)
-		case upstream.Glyph:
-			b = append(b, g.Char)
-		}
+		b = append(b, char(x))
 	}
 	return string(b)
+}
+
+// The style bits detect reads are the fork's: detect stays free of the
+// emulator, so it spells them out again.
+func TestStyleBitsAgree(t *testing.T) {
+	for name, pair := range map[string][2]int{
+		"reverse": {vt10x.StyleReverse, detect.StyleReverse}, "background": {vt10x.StyleBackground, detect.StyleBackground},
+		"foreground": {vt10x.StyleForeground, detect.StyleForeground}, "bold": {vt10x.StyleBold, detect.StyleBold},
+		"underline": {vt10x.StyleUnderline, detect.StyleUnderline}, "italic": {vt10x.StyleItalic, detect.StyleItalic},
+	} {
+		if pair[0] != pair[1] {
+			t.Errorf("%s: the emulator's bit %#x, detect's %#x", name, pair[0], pair[1])
+		}
+	}
 }
 
 // checkEquivalent feeds data to the fork (whole, and split at random) and

@@ -116,7 +116,7 @@ func encode(dst *sbLine, l line) {
 			continue
 		}
 		m := c.mode()
-		if m&attrWideDummy != 0 && x > 0 && l[x-1].mode()&attrWide != 0 {
+		if x > 0 && isPair(l, x-1) { // the second half of a wide glyph
 			continue
 		}
 		if !sameLook(c, pen) {

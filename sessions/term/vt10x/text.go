@@ -41,8 +41,7 @@ func appendText(buf []byte, l line) []byte {
 			buf = append(buf, byte(c.ch)) // ASCII in no attributes
 			continue
 		}
-		m := c.mode()
-		if m&attrWideDummy != 0 && x > 0 && l[x-1].mode()&attrWide != 0 {
+		if x > 0 && isPair(l, x-1) { // the second half of a wide glyph
 			continue
 		}
 		r := c.char()
@@ -117,7 +116,7 @@ func appendStyles(buf []byte, l line) []byte {
 	buf = appendZeros(buf, start)
 	for x := start; x <= last; x++ {
 		c := l[x]
-		if c.mode()&attrWideDummy != 0 && x > 0 && l[x-1].mode()&attrWide != 0 {
+		if x > 0 && isPair(l, x-1) { // the second half of a wide glyph
 			continue
 		}
 		buf = append(buf, styleOf(c))
@@ -146,7 +145,7 @@ func appendANSI(buf []byte, l line) []byte {
 	pen := defaultBlank
 	for x := 0; x <= last; x++ {
 		c := l[x]
-		if c.mode()&attrWideDummy != 0 && x > 0 && l[x-1].mode()&attrWide != 0 {
+		if x > 0 && isPair(l, x-1) { // the second half of a wide glyph
 			continue
 		}
 		if !sameLook(c, pen) {
