@@ -1,15 +1,10 @@
 package detect_test
 
 import (
-	"path/filepath"
-	"reflect"
 	"sort"
-	"strings"
 	"testing"
 
 	"github.com/agentd/agentd/detect"
-	"github.com/agentd/agentd/fixtures/recording"
-	"github.com/agentd/agentd/sessions/term"
 )
 
 // BenchmarkClassify classifies one real 120x40 screen per agent and state:
@@ -63,87 +58,5 @@ func BenchmarkIdentify(b *testing.B) {
 			}
 		})
 		return
-	}
-}
-
-// streamScreens renders every recorded session write by write (as the
-// agent wrote it, per its .timing) and returns each session's agent and
-// the screen after every write: the screens a live session classifies.
-func streamScreens(tb testing.TB) (agents []string, screens [][]detect.Screen) {
-	files, _ := filepath.Glob("../fixtures/*/*/sessions/*.raw")
-	if len(files) == 0 {
-		tb.Skip("no session recordings under fixtures/")
-	}
-	for _, f := range files {
-		writes, _, err := recording.Read(f, strings.TrimSuffix(f, ".raw")+".timing")
-		if err != nil {
-			tb.Fatal(err)
-		}
-		t := term.New(term.Options{Cols: 120, Rows: 40})
-		var ss []detect.Screen
-		for _, w := range writes {
-			t.Write(w)
-			ss = append(ss, t.Snapshot())
-		}
-		agents = append(agents, filepath.Base(filepath.Dir(filepath.Dir(filepath.Dir(f)))))
-		screens = append(screens, ss)
-	}
-	return agents, screens
-}
-
-// A Memo never changes a verdict: on every recorded session, write by
-// write, ClassifyWith gives what Classify gives.
-func TestMemoGivesTheSameVerdicts(t *testing.T) {
-	rules, _ := detect.Load(nil, "")
-	agents, screens := streamScreens(t)
-	hits := 0
-	for i, ss := range screens {
-		m, ok := rules.Lookup(agents[i])
-		if !ok {
-			continue
-		}
-		var memo detect.Memo
-		for j, s := range ss {
-			if a, b := m.Classify(s), m.ClassifyWith(s, &memo); !reflect.DeepEqual(a, b) {
-				t.Fatalf("%s session %d, write %d: Classify %+v, ClassifyWith %+v", agents[i], i, j, a, b)
-			}
-			hits++
-		}
-	}
-	if hits == 0 {
-		t.Fatal("no screen was classified")
-	}
-}
-
-// BenchmarkClassifyStream classifies every recorded session's screens in
-// order, write by write, as a live session does: "plain" with Classify,
-// "memo" with one Memo per session. It reports µs per screen.
-func BenchmarkClassifyStream(b *testing.B) {
-	rules, _ := detect.Load(nil, "")
-	agents, screens := streamScreens(b)
-	n := 0
-	for _, ss := range screens {
-		n += len(ss)
-	}
-	for _, how := range []string{"plain", "memo"} {
-		b.Run(how, func(b *testing.B) {
-			for b.Loop() {
-				for i, ss := range screens {
-					m, ok := rules.Lookup(agents[i])
-					if !ok {
-						continue
-					}
-					var memo detect.Memo
-					for _, s := range ss {
-						if how == "memo" {
-							m.ClassifyWith(s, &memo)
-						} else {
-							m.Classify(s)
-						}
-					}
-				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/float64(n), "µs/screen")
-		})
 	}
 }

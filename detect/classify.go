@@ -3,7 +3,6 @@ package detect
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -104,73 +103,7 @@ func (p *Prompt) Option(id string) (Option, bool) {
 
 // Classify decides the agent's state from one screen.
 func (m *Manifest) Classify(s Screen) Verdict {
-	return m.evaluate(s, nil, nil)
-}
-
-// Memo carries one session's condition results from one classification to
-// the next: a condition tested on the same region text as last time holds
-// as it did, since the rules are pure. From frame to frame an agent
-// changes a spinner row or the transcript, and the regions most rules
-// read stay as they were. The zero Memo is ready; a Memo is not safe for
-// concurrent use.
-type Memo struct {
-	m       *Manifest
-	conds   map[*Condition]memoResult
-	regions map[*Region]*lineMatches
-}
-
-// lineMatches remembers, for one region, whether its after and before
-// patterns matched each row of the last screen: a region's bounds are
-// searched for row by row, and most rows are as they were.
-type lineMatches struct {
-	prev []string
-	res  [2][]int8 // after, before; per row: 0 not known, 1 no match, 2 a match
-}
-
-// begin readies lm for a screen of lines, forgetting the rows that changed.
-func (lm *lineMatches) begin(lines []string) {
-	for k := range lm.res {
-		if len(lm.res[k]) != len(lines) || len(lm.prev) != len(lines) {
-			lm.res[k] = make([]int8, len(lines))
-			continue
-		}
-		for i := range lines {
-			if lm.prev[i] != lines[i] {
-				lm.res[k][i] = 0
-			}
-		}
-	}
-	lm.prev = lines
-}
-
-// match is p.MatchString(lines[i]), remembered as pattern k.
-func (lm *lineMatches) match(k int, p *regexp.Regexp, lines []string, i int) bool {
-	if lm == nil {
-		return p.MatchString(lines[i])
-	}
-	if r := lm.res[k][i]; r != 0 {
-		return r == 2
-	}
-	ok := p.MatchString(lines[i])
-	lm.res[k][i] = 1
-	if ok {
-		lm.res[k][i] = 2
-	}
-	return ok
-}
-
-type memoResult struct {
-	text, first, why string
-	ok               bool
-}
-
-// ClassifyWith is Classify, reusing and updating memo. It returns the
-// same verdict Classify does.
-func (m *Manifest) ClassifyWith(s Screen, memo *Memo) Verdict {
-	if memo.m != m {
-		*memo = Memo{m: m, conds: map[*Condition]memoResult{}, regions: map[*Region]*lineMatches{}}
-	}
-	return m.evaluate(s, nil, memo)
+	return m.evaluate(s, nil)
 }
 
 // RuleTrace is one rule's outcome in an explanation.
@@ -199,7 +132,7 @@ type RegionText struct {
 // Explain classifies s and records why.
 func (m *Manifest) Explain(s Screen) Explanation {
 	var ex Explanation
-	ex.Verdict = m.evaluate(s, &ex, nil)
+	ex.Verdict = m.evaluate(s, &ex)
 	names := []string{"title"}
 	for _, r := range m.Regions {
 		names = append(names, r.Name)
@@ -211,9 +144,8 @@ func (m *Manifest) Explain(s Screen) Explanation {
 	return ex
 }
 
-func (m *Manifest) evaluate(s Screen, ex *Explanation, memo *Memo) Verdict {
+func (m *Manifest) evaluate(s Screen, ex *Explanation) Verdict {
 	rc := m.newRegionCache(s)
-	rc.memo = memo
 	for i := range m.Rules {
 		r := &m.Rules[i]
 		ok, text, why := m.ruleMatches(r, s, rc)
@@ -285,7 +217,6 @@ type regionCache struct {
 	s     Screen
 	cache map[string][]string
 	texts map[string]string
-	memo  *Memo // nil: nothing remembered
 }
 
 func (m *Manifest) newRegionCache(s Screen) *regionCache {
@@ -304,7 +235,7 @@ func (rc *regionCache) rows(name string) []string {
 	case "title":
 		rows = []string{rc.s.Title}
 	default:
-		rows = rc.m.regions[name].rows(rc.s, rc.lineMatches(name))
+		rows = rc.m.regions[name].rows(rc.s)
 	}
 	if rc.cache == nil {
 		rc.cache = make(map[string][]string, 4)
@@ -330,22 +261,8 @@ func (rc *regionCache) styles(name string) []string {
 	if r.Source == "title" || r.Source == "progress" {
 		return nil
 	}
-	start, end := r.bounds(rc.s, rc.lineMatches(name))
+	start, end := r.bounds(rc.s)
 	return rc.s.Styles[start:end]
-}
-
-// lineMatches is the memo's row results for region name, or nil.
-func (rc *regionCache) lineMatches(name string) *lineMatches {
-	r := rc.m.regions[name]
-	if rc.memo == nil || (r.after == nil && r.before == nil) {
-		return nil
-	}
-	lm := rc.memo.regions[r]
-	if lm == nil {
-		lm = &lineMatches{}
-		rc.memo.regions[r] = lm
-	}
-	return lm
 }
 
 func (rc *regionCache) text(name string) string {
@@ -363,19 +280,6 @@ func (rc *regionCache) text(name string) string {
 
 func (rc *regionCache) holds(c *Condition) (bool, string, string) {
 	text := rc.text(c.Region)
-	if rc.memo == nil {
-		return c.holds(text)
-	}
-	if r, ok := rc.memo.conds[c]; ok && r.text == text {
-		return r.ok, r.first, r.why
-	}
-	ok, first, why := c.holds(text)
-	rc.memo.conds[c] = memoResult{text: text, first: first, why: why, ok: ok}
-	return ok, first, why
-}
-
-// holds tests the condition on a region's text.
-func (c *Condition) holds(text string) (bool, string, string) {
 	first := ""
 	for i, re := range c.match {
 		loc := re.FindStringIndex(text)
@@ -396,25 +300,21 @@ func (c *Condition) holds(text string) (bool, string, string) {
 
 func quote(s string) string { return "`" + s + "`" }
 
-// rows selects the region's rows from a screen; lm, when not nil,
-// remembers its row matches from screen to screen.
-func (r *Region) rows(s Screen, lm *lineMatches) []string {
+// rows selects the region's rows from a screen.
+func (r *Region) rows(s Screen) []string {
 	switch r.Source {
 	case "title":
 		return []string{s.Title}
 	case "progress":
 		return []string{s.Progress.String()}
 	}
-	start, end := r.bounds(s, lm)
+	start, end := r.bounds(s)
 	return s.Lines[start:end]
 }
 
 // bounds is where the region's rows are in s.Lines.
-func (r *Region) bounds(s Screen, lm *lineMatches) (start, end int) {
+func (r *Region) bounds(s Screen) (start, end int) {
 	lines := s.Lines
-	if lm != nil {
-		lm.begin(lines)
-	}
 	if r.Bottom > 0 {
 		seen := 0
 		start = len(lines)
@@ -431,7 +331,7 @@ func (r *Region) bounds(s Screen, lm *lineMatches) (start, end int) {
 	}
 	if r.after != nil {
 		for i := end - 1; i >= start; i-- {
-			if lm.match(0, r.after, lines, i) {
+			if r.after.MatchString(lines[i]) {
 				start = i + 1
 				break
 			}
@@ -439,7 +339,7 @@ func (r *Region) bounds(s Screen, lm *lineMatches) (start, end int) {
 	}
 	if r.before != nil {
 		for i := start; i < end; i++ {
-			if lm.match(1, r.before, lines, i) {
+			if r.before.MatchString(lines[i]) {
 				end = i
 				break
 			}

@@ -55,13 +55,13 @@ func TestBrokenOverrideFallsBack(t *testing.T) {
 func TestRegions(t *testing.T) {
 	s := ScreenFromText("transcript ❯ 1. Yes\n────\n> draft\n────\nfooter\n\n", 40, 8)
 	r := Region{Bottom: 3}
-	if got := strings.Join(r.rows(s, nil), "|"); got != "> draft|────|footer" {
+	if got := strings.Join(r.rows(s), "|"); got != "> draft|────|footer" {
 		t.Fatalf("bottom 3 = %q", got)
 	}
 	r2 := Region{Bottom: 4}
 	r2.before, _ = compileOne(`^─+$`)
 	r2.after, _ = compileOne(`^─+$`)
-	if got := strings.Join(r2.rows(s, nil), "|"); got != "footer" {
+	if got := strings.Join(r2.rows(s), "|"); got != "footer" {
 		t.Fatalf("after last rule = %q", got)
 	}
 }

@@ -79,11 +79,6 @@ type Session struct {
 	screenState   string // the screen's last verdict
 	screenMovedAt uint64 // the newest report's seq when that verdict came
 	verdicts      verdictCache
-	// memo carries the rules' results from one classification to the next
-	// (detect.Memo); memoMu guards it, since the answer path and
-	// session/classify classify beside the session's own loop.
-	memoMu sync.Mutex
-	memo   detect.Memo
 
 	// What the agent reported of itself. reportSeq numbers the reports;
 	// oscSeq is the terminal's count of OSC 7501 records already taken in;
@@ -531,9 +526,7 @@ func (s *Session) classifyNow() (detect.Verdict, detect.Screen) {
 	if ok {
 		return v, sc
 	}
-	s.memoMu.Lock()
-	v = m.ClassifyWith(sc, &s.memo)
-	s.memoMu.Unlock()
+	v = m.Classify(sc)
 	s.mu.Lock()
 	s.verdicts.store(m, sc, v)
 	s.mu.Unlock()
