@@ -317,11 +317,14 @@ keys = "<right*{i}><enter>"
 	}
 	t.Setenv("XDG_CONFIG_HOME", cfg)
 	c := startAgentd(t)
-	// read -s: what the person types does not show, as in a real menu.
+	// stty -echo: what the person types does not show, as in a real menu.
+	// It is set once before any prompt is drawn (read -s turned echo off
+	// only after printing the prompt, and under load the arrow came in
+	// between and was echoed as ^[[C, so the prompt no longer read as one).
 	// Each prompt reads differently: the second may follow the first in
 	// the same read, with no other state between, and is told apart by
 	// its own promptId.
-	script := `for i in 1 2; do printf 'Proceed %s?  Allow  Deny' $i; IFS= read -rs a; printf '\ngot:%q\n' "$a"; done; sleep 30`
+	script := `stty -echo; for i in 1 2; do printf 'Proceed %s?  Allow  Deny' $i; IFS= read -r a; printf '\ngot:%q\n' "$a"; done; sleep 30`
 	var s spawned
 	c.mustCall("session/spawn", map[string]any{"argv": []string{"bash", "--norc", "-c", script}, "cwd": t.TempDir(), "agent": "toy"}, &s)
 	from := 0
