@@ -286,7 +286,10 @@ nodeTest(
     await wb.clearNotifications();
     await wb.runCommand('agentd: New Agent Session');
     await wb.pickQuickItem('Copilot (ACP)');
-    const toast = await wb.notification('needs you to log in');
+    // The real Copilot CLI starts, initializes ACP and answers session/new
+    // before agentd knows it needs a login: on a loaded 2-core machine
+    // that took longer than the 20 s other notifications get.
+    const toast = await wb.notification('needs you to log in', 90_000);
     assert.match((await toast.textContent()) ?? '', /Copilot needs you to log in: Authentication required/);
     const buttons = (await toast.locator('.monaco-button').allTextContents()).map((t) => t.trim()).filter(Boolean);
     assert.deepEqual(buttons, ['Log in with Copilot CLI']);

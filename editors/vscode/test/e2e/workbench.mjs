@@ -223,9 +223,9 @@ export class Workbench {
     return (await this.page.locator('.terminal-wrapper.active .xterm-rows').allTextContents()).join('\n');
   }
 
-  async notification(text) {
+  async notification(text, timeout = 20_000) {
     const toast = this.page.locator('.notification-toast', { hasText: text }).first();
-    await toast.waitFor({ state: 'visible', timeout: 20_000 });
+    await toast.waitFor({ state: 'visible', timeout });
     return toast;
   }
 
