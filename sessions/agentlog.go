@@ -22,8 +22,14 @@ import (
 // that is missing, partial or someone else's changes nothing: the screen
 // still decides.
 
-// logEvery bounds how often a session's agent log is looked at.
-const logEvery = 200 * time.Millisecond
+// logEvery bounds how often a session's agent log is read. Until the file
+// is found, the look for it backs off from logEvery to findEveryMax: a
+// Codex that has not started a session yet (or a program that only looks
+// like Codex) must not cost a directory listing on every screen change.
+const (
+	logEvery     = 200 * time.Millisecond
+	findEveryMax = 1600 * time.Millisecond
+)
 
 // claimedLogs are rollout files already attributed to a session, so two
 // Codex sessions in one folder do not read each other's.
@@ -35,9 +41,10 @@ type codexLog struct {
 	cwd     string    // the session's folder: Codex records it in session_meta
 	started time.Time // files older than the session are not its
 	path    string    // the attributed file, once found
-	offset  int64
+	file    *os.File  // path, open and read up to where it was read
 	partial []byte
-	readAt  time.Time
+	readAt  time.Time     // the last look
+	wait    time.Duration // from readAt to the next look
 }
 
 func newCodexLog(env []string, cwd string, started time.Time) *codexLog {
@@ -57,29 +64,29 @@ func newCodexLog(env []string, cwd string, started time.Time) *codexLog {
 }
 
 // poll reads what Codex appended since the last look and returns the
-// report its newest turn event makes, if any. due is false when it was
-// looked at too recently to look again.
-func (l *codexLog) poll(sessionID string) (rep *report, due bool) {
-	if time.Since(l.readAt) < logEvery {
-		return nil, false
+// report its newest turn event makes, if any. A look that is not due yet
+// does nothing and returns how long until it is.
+func (l *codexLog) poll(sessionID string) (rep *report, wait time.Duration) {
+	if wait := l.wait - time.Since(l.readAt); wait > 0 {
+		return nil, wait
 	}
 	l.readAt = time.Now()
-	if l.path == "" && !l.find(sessionID) {
-		return nil, true
+	if l.file == nil {
+		if !l.find(sessionID) {
+			l.wait = min(max(2*l.wait, logEvery), findEveryMax)
+			return nil, 0
+		}
+		f, err := os.Open(l.path)
+		if err != nil {
+			return nil, 0
+		}
+		l.file = f
 	}
-	f, err := os.Open(l.path)
+	l.wait = logEvery
+	data, err := io.ReadAll(io.LimitReader(l.file, 8<<20))
 	if err != nil {
-		return nil, true
+		return nil, 0
 	}
-	defer f.Close()
-	if _, err := f.Seek(l.offset, io.SeekStart); err != nil {
-		return nil, true
-	}
-	data, err := io.ReadAll(io.LimitReader(f, 8<<20))
-	if err != nil {
-		return nil, true
-	}
-	l.offset += int64(len(data))
 	data = append(l.partial, data...)
 	cut := strings.LastIndexByte(string(data), '\n') + 1
 	l.partial = append([]byte(nil), data[cut:]...)
@@ -91,7 +98,7 @@ func (l *codexLog) poll(sessionID string) (rep *report, due bool) {
 			last = r
 		}
 	}
-	return last, true
+	return last, 0
 }
 
 // codexEvent maps one rollout line to a report.
@@ -190,6 +197,9 @@ func (l *codexLog) sameFolder(path string) bool {
 }
 
 func (l *codexLog) release() {
+	if l.file != nil {
+		l.file.Close()
+	}
 	if l.path != "" {
 		claimedLogs.Delete(l.path)
 	}

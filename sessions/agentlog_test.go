@@ -43,13 +43,16 @@ func TestCodexLogFromRealRollout(t *testing.T) {
 	}
 
 	other := newCodexLog([]string{"CODEX_HOME=" + home}, "/somewhere/else", time.Now().Add(-time.Minute))
-	if _, due := other.poll("s9"); !due || other.path != "" {
+	if _, wait := other.poll("s9"); wait != 0 || other.path != "" {
 		t.Fatalf("a session in another folder took the file: %q", other.path)
 	}
 	l := newCodexLog([]string{"CODEX_HOME=" + home}, cwd, time.Now().Add(-time.Minute))
 	rep, _ := l.poll("s1")
 	if l.path != path || rep == nil || rep.reason != "log.task_started" || rep.rec.State != "working" {
 		t.Fatalf("first read: path %q, report %+v", l.path, rep)
+	}
+	if _, wait := l.poll("s1"); wait <= 0 || wait > logEvery {
+		t.Fatalf("a look right after a look: wait %v, want up to %v", wait, logEvery)
 	}
 	l.readAt = time.Time{}
 	if rep, _ := l.poll("s1"); rep != nil {
@@ -64,4 +67,15 @@ func TestCodexLogFromRealRollout(t *testing.T) {
 		t.Fatalf("after the rest of the line: %+v", rep)
 	}
 	l.release()
+
+	// Not found, the look backs off.
+	var waits []time.Duration
+	for range 6 {
+		other.readAt = time.Time{}
+		other.poll("s9")
+		waits = append(waits, other.wait)
+	}
+	if waits[0] != 2*logEvery || waits[5] != findEveryMax {
+		t.Fatalf("waits between looks for a missing file: %v", waits)
+	}
 }
