@@ -55,7 +55,6 @@ type acpState struct {
 // startLogin.
 func (s *Session) startACP(argv, env []string, spec SpawnSpec) error {
 	s.acp = &acpState{keys: map[string]string{}}
-	s.changed = make(chan struct{}, 1)
 	s.readDone = make(chan struct{})
 	s.exitDone = make(chan struct{})
 	s.started = time.Now()

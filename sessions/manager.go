@@ -74,6 +74,7 @@ type Manager struct {
 	outputs  map[string]int // output subscribers per session
 	reports  *reportServer
 	keeperMu sync.Mutex
+	pump     *pump
 }
 
 // NewManager returns a manager that reports to events.
@@ -90,7 +91,7 @@ func NewManager(opts Options, events Events) *Manager {
 	if opts.KeepExited == 0 {
 		opts.KeepExited = time.Hour
 	}
-	m := &Manager{opts: opts, events: events, sessions: map[string]*Session{}, outputs: map[string]int{}}
+	m := &Manager{opts: opts, events: events, sessions: map[string]*Session{}, outputs: map[string]int{}, pump: newPump()}
 	if opts.ReportDir != "" {
 		rs, err := listenReports(opts.ReportDir, m, opts.Log)
 		if err != nil {

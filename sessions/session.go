@@ -6,6 +6,7 @@ package sessions
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"runtime/debug"
@@ -14,23 +15,14 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
 
 	"github.com/agentd/agentd/acp"
 	"github.com/agentd/agentd/detect"
 	"github.com/agentd/agentd/sessions/term"
-)
-
-// Timing of the classifier. A burst of output (one frame is often several
-// writes) is coalesced: classification waits until the agent has been quiet
-// for settle, but never longer than maxDelay after the first change.
-const (
-	settle   = 2 * time.Millisecond
-	maxDelay = 15 * time.Millisecond
-	// syncHold bounds how long a frame held in synchronized output (?2026h)
-	// may stay unclassified, should an agent never release it.
-	syncHold = 150 * time.Millisecond
 )
 
 // Session is one hosted agent.
@@ -52,6 +44,9 @@ type Session struct {
 	isShell  bool             // the program spawned is a shell: follow its foreground
 
 	writeMu  sync.Mutex // one writer on the PTY at a time
+	replyMu  sync.Mutex // guards replies and replying
+	replies  []byte     // the terminal's answers not yet written
+	replying bool       // writeReplies runs
 	outMu    sync.Mutex // output is applied to the screen and passed on as one step
 	guardMu  sync.Mutex // one guarded write (send, answer) at a time
 	updateMu sync.Mutex // one classification-and-publish at a time, so states go out in order
@@ -102,7 +97,8 @@ type Session struct {
 	outTail []byte         // an unfinished UTF-8 rune held back from output
 	capture *outputCapture // output kept as text, for an ACP agent's terminal
 
-	changed  chan struct{} // poked by the reader; cap 1
+	sched    schedule   // when the pump classifies this session next
+	rd       ptyReading // the PTY as the pump reads it
 	readDone chan struct{}
 	exitDone chan struct{}
 }
@@ -142,17 +138,23 @@ func (s *Session) start(argv, env []string, cols, rows int) error {
 	if err != nil {
 		return err
 	}
-	if s.ptmx, err = pollable(ptmx); err != nil {
+	s.Pid = s.cmd.Process.Pid
+	var fd int
+	if s.ptmx, fd, err = pollable(ptmx); err == nil {
+		s.readDone = make(chan struct{})
+		s.exitDone = make(chan struct{})
+		if err = s.mgr.pump.add(s, fd); err != nil {
+			s.ptmx.Close()
+		}
+	}
+	if err != nil {
 		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 		_ = s.cmd.Wait()
 		return err
 	}
-	s.Pid = s.cmd.Process.Pid
-	s.changed = make(chan struct{}, 1)
-	s.readDone = make(chan struct{})
-	s.exitDone = make(chan struct{})
-	go s.readLoop()
-	go s.classifyLoop()
+	if every := s.mgr.opts.DetectPoll; every > 0 {
+		go s.pollLoop(every)
+	}
 	go s.waitLoop()
 	// Classify once even if the program never writes: a silent program
 	// must not stay "starting" for ever.
@@ -160,72 +162,134 @@ func (s *Session) start(argv, env []string, cols, rows int) error {
 	return nil
 }
 
-// pollable returns the PTY master as a non-blocking file served by Go's
-// network poller. creack/pty hands it over in blocking mode, where every
-// read holds an OS thread and each wake-up costs a thread switch: with many
-// sessions that was most of agentd's CPU.
-func pollable(f *os.File) (*os.File, error) {
+// pollable returns the PTY master as a non-blocking file (served by Go's
+// poller, for writes) and its descriptor (read by the pump). creack/pty
+// hands it over in blocking mode, where every call may hold an OS thread.
+// Nothing may call Fd on the file: that makes it blocking again (see
+// setSize).
+func pollable(f *os.File) (*os.File, int, error) {
 	defer f.Close()
 	raw, err := f.SyscallConn()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var fd int
 	var dupErr error
 	if err := raw.Control(func(orig uintptr) { fd, dupErr = syscall.Dup(int(orig)) }); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if dupErr != nil {
-		return nil, dupErr
+		return nil, 0, dupErr
 	}
 	syscall.CloseOnExec(fd)
 	if err := syscall.SetNonblock(fd, true); err != nil {
 		syscall.Close(fd)
-		return nil, err
+		return nil, 0, err
 	}
-	return os.NewFile(uintptr(fd), f.Name()), nil
+	return os.NewFile(uintptr(fd), f.Name()), fd, nil
 }
 
-// reply writes the terminal's answer to a query back to the agent.
+// setSize sets the PTY's window size. pty.Setsize would call Fd, which
+// turns the descriptor blocking, and a blocking read would hang the pump.
+func setSize(f *os.File, cols, rows int) error {
+	raw, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ioErr error
+	err = raw.Control(func(fd uintptr) {
+		ioErr = unix.IoctlSetWinsize(int(fd), unix.TIOCSWINSZ, &unix.Winsize{Col: uint16(cols), Row: uint16(rows)})
+	})
+	if err != nil {
+		return err
+	}
+	return ioErr
+}
+
+// reply writes the terminal's answer to a query back to the agent. It is
+// called by the pump, which must not wait on an agent that does not read
+// its input: the answer is queued and written by a goroutine of its own.
 func (s *Session) reply(b []byte) {
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	_, _ = s.ptmx.Write(b)
+	s.replyMu.Lock()
+	s.replies = append(s.replies, b...)
+	start := !s.replying
+	s.replying = true
+	s.replyMu.Unlock()
+	if start {
+		go s.writeReplies()
+	}
 }
 
-func (s *Session) readLoop() {
-	defer close(s.readDone)
-	// One PTY read returns at most a few KB (n_tty's buffer); a larger
-	// buffer is heap every session holds for nothing (and, with Go's GC
-	// leaving the heap twice its live size, twice that in RSS).
-	buf := make([]byte, 16<<10)
+// writeReplies writes the queued answers, in order, until none is left.
+func (s *Session) writeReplies() {
 	for {
-		n, err := s.ptmx.Read(buf)
-		if n > 0 {
-			s.outMu.Lock()
-			if !s.isBroken() {
-				s.guard("reading output", func() { s.term.Write(buf[:n]) })
-			}
-			s.emitOutput(buf[:n])
-			s.outMu.Unlock()
-			if s.capture != nil {
-				s.mu.Lock()
-				s.capture.add(buf[:n])
-				s.mu.Unlock()
-			}
-			s.poke()
-		}
-		if err != nil {
+		s.replyMu.Lock()
+		b := s.replies
+		s.replies = nil
+		if len(b) == 0 {
+			s.replying = false
+			s.replyMu.Unlock()
 			return
 		}
+		s.replyMu.Unlock()
+		s.writeMu.Lock()
+		_, _ = s.ptmx.Write(b)
+		s.writeMu.Unlock()
 	}
 }
 
-func (s *Session) poke() {
-	select {
-	case s.changed <- struct{}{}:
-	default:
+// readPTY reads what the agent wrote, for the pump. It returns 0 and no
+// error when there is nothing to read.
+func (s *Session) readPTY(buf []byte) (int, error) {
+	s.rd.mu.Lock()
+	defer s.rd.mu.Unlock()
+	if !s.rd.open {
+		return 0, os.ErrClosed
 	}
+	for {
+		// A raw system call: the descriptor is non-blocking, so the
+		// runtime's work around a call that might block (and the monitor
+		// thread it wakes) is all cost.
+		r, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(s.rd.fd), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
+		switch {
+		case e == syscall.EINTR:
+			continue
+		case e == syscall.EAGAIN:
+			return 0, nil
+		case e != 0:
+			return 0, e // EIO: the agent and all it started closed the PTY
+		case r == 0:
+			return 0, io.EOF
+		}
+		return int(r), nil
+	}
+}
+
+// took applies output the agent wrote to the screen, passes it on, and asks
+// for classification.
+func (s *Session) took(b []byte) {
+	s.outMu.Lock()
+	if !s.isBroken() {
+		s.guard("reading output", func() { s.term.Write(b) })
+	}
+	s.emitOutput(b)
+	s.outMu.Unlock()
+	if s.capture != nil {
+		s.mu.Lock()
+		s.capture.add(b)
+		s.mu.Unlock()
+	}
+	s.poke()
+}
+
+// poke asks for the screen to be classified once output has settled.
+func (s *Session) poke() {
+	if s.term == nil || s.mgr.opts.DetectPoll > 0 {
+		// An ACP session decides on its messages; a poller looks on its
+		// own clock.
+		return
+	}
+	s.mgr.pump.changed(s)
 }
 
 // emitOutput passes output to subscribers cut at rune boundaries, so a
@@ -252,38 +316,14 @@ func (s *Session) emitOutput(b []byte) {
 	}
 }
 
-// classifyLoop classifies when — and only when — the screen changed.
-func (s *Session) classifyLoop() {
-	if every := s.mgr.opts.DetectPoll; every > 0 {
-		s.pollLoop(every)
-		return
-	}
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	for {
-		select {
-		case <-s.changed:
-		case <-s.readDone:
-			return
-		}
-		s.coalesce(timer)
-		if s.isBroken() {
-			return
-		}
-		s.guard("classifying", func() { s.update() })
-	}
-}
-
-// pollLoop is classifyLoop for Options.DetectPoll (benchmarks only): render
-// and classify on every tick, changed or not.
+// pollLoop classifies for Options.DetectPoll (benchmarks only): render and
+// classify on every tick, changed or not.
 func (s *Session) pollLoop(every time.Duration) {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
 		select {
 		case <-tick.C:
-		case <-s.changed:
-			continue // a poller does not look at output
 		case <-s.readDone:
 			return
 		}
@@ -324,31 +364,6 @@ func (s *Session) isBroken() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.broken
-}
-
-// coalesce waits for the end of a burst of output and of a synchronized
-// frame. timer is the loop's own, stopped on entry and on return.
-func (s *Session) coalesce(timer *time.Timer) {
-	first := time.Now()
-	timer.Reset(settle)
-	defer timer.Stop()
-	for {
-		select {
-		case <-s.changed:
-			if time.Since(first) < maxDelay {
-				timer.Reset(settle)
-				continue
-			}
-		case <-timer.C:
-		case <-s.readDone:
-			return
-		}
-		if !s.term.InSync() || time.Since(first) > syncHold {
-			return
-		}
-		// Half a frame is on screen: wait for the agent to finish it.
-		timer.Reset(syncHold - time.Since(first))
-	}
 }
 
 // update classifies the screen now and publishes the state if it changed.
@@ -408,9 +423,9 @@ func (s *Session) readAgentLogLocked() {
 			return
 		}
 	}
-	rep, due := s.agentLog.poll(s.ID)
-	if !due {
-		s.recheckLocked(logEvery)
+	rep, wait := s.agentLog.poll(s.ID)
+	if wait > 0 {
+		s.recheckLocked(wait)
 		return
 	}
 	if rep != nil {
@@ -558,6 +573,7 @@ func (s *Session) waitLoop() {
 	s.mu.Lock()
 	exitState := s.exitedLocked(st)
 	s.mu.Unlock()
+	s.mgr.pump.remove(s)
 	_ = s.ptmx.Close()
 	// The group may still hold processes that left the session leader
 	// behind; end them now rather than leave them to the keeper.
@@ -632,7 +648,7 @@ func (s *Session) Resize(cols, rows int) error {
 		return ErrExited
 	}
 	s.term.Resize(cols, rows)
-	if err := pty.Setsize(s.ptmx, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)}); err != nil {
+	if err := setSize(s.ptmx, cols, rows); err != nil {
 		return err
 	}
 	s.poke()

@@ -14,28 +14,59 @@ type Transition struct {
 	State State
 }
 
-// Simulate runs recorded output through the same emulator, coalescing and
-// decision a live session uses, without a PTY or a clock: writes closer
-// together than the settle time form one burst, a burst is classified when
-// it ends unless the agent holds synchronized output. It returns every
-// state change, so a live run can be checked and timed against it.
+// Simulate runs recorded output through the same emulator, timing and
+// decision a live session uses, on a clock of its own instead of a PTY's:
+// the pump reads a write at once after a quiet spell and on the next tick
+// while output streams in, a session is classified once its output settled
+// (see pump.changed), and not while the agent holds synchronized output. It
+// returns every state change, so a live run can be checked and timed
+// against it. The live pump's ticks are wall-clock aligned and these start
+// at the first write, so a live run can split or join a burst here and
+// there.
 func Simulate(m *detect.Manifest, cols, rows int, writes [][]byte, gaps []time.Duration) []Transition {
 	t := term.New(term.Options{Cols: cols, Rows: rows})
 	d := NewDecider(m)
 	var out []Transition
+	// at is when write i arrives; readAt when the pump reads it.
+	var at, readAt, changedAt time.Duration
+	readAt = -linger
+	pending := false
 	for i, w := range writes {
+		if i > 0 {
+			at += gaps[i]
+		}
+		if at-readAt < linger {
+			readAt = onTickD(at)
+		} else {
+			readAt = at
+		}
+		if !pending {
+			changedAt, pending = readAt, true
+		}
 		t.Write(w)
-		last := i == len(writes)-1
-		if !last && gaps[i+1] < settle {
-			continue // the burst goes on
+		if i < len(writes)-1 {
+			next := at + gaps[i+1]
+			nextRead := next
+			if next-readAt < linger {
+				nextRead = onTickD(next)
+			}
+			if nextRead <= onTickD(min(readAt+settle, changedAt+maxDelay)) {
+				continue // read before the classification is due: the burst goes on
+			}
+			if t.InSync() && nextRead <= onTickD(changedAt+syncHold) {
+				continue
+			}
 		}
-		if t.InSync() && !last {
-			continue
-		}
+		pending = false
 		before := d.s.state
 		if next := d.Decide(t.Snapshot()); next.key() != before.key() {
 			out = append(out, Transition{Write: i, State: next})
 		}
 	}
 	return out
+}
+
+// onTickD rounds d up to the pump's grid.
+func onTickD(d time.Duration) time.Duration {
+	return (d + tick - 1) / tick * tick
 }

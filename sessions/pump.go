@@ -1,0 +1,334 @@
+package sessions
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// Timing of classification. A burst of output (one frame is often several
+// writes) is coalesced: a session is classified once it has been quiet for
+// settle, but never later than maxDelay after its first change.
+const (
+	settle   = 2 * time.Millisecond
+	maxDelay = 15 * time.Millisecond
+	// syncHold bounds how long a frame held in synchronized output (?2026h)
+	// may stay unclassified, should an agent never release it.
+	syncHold = 150 * time.Millisecond
+	// tick is the pump's grid: classification times are rounded up to it,
+	// and while output streams in, PTYs are read once per tick. It trades
+	// latency for CPU: at 50 busy sessions 2 ms cost 8 % of a core and 5 ms
+	// 6 %, and 5 ms keeps state latency well inside its targets (p50 8 ms,
+	// p99 17 ms; see docs/benchmarks.md).
+	tick = 5 * time.Millisecond
+	// linger is how long after the last output the pump goes on looking
+	// once a tick, before it waits for the next output instead.
+	linger = 10 * tick
+	// floodRead is a read that means a flood (see pump.read).
+	floodRead = 2 << 10
+)
+
+// The pump is one goroutine that reads every PTY session's output and
+// classifies the sessions whose screens changed once their output settled.
+//
+// Why one and not a reader and a classifier per session: with many busy
+// sessions the wake-ups, not the work, were most of agentd's CPU. Each PTY
+// write woke a reader, which woke a classifier, whose timer woke it again;
+// every wake is a thread switch or two, and a blocking-call system call also
+// woke the runtime's monitor thread, which then polled every 20 µs for a
+// while. The pump sleeps on one level-triggered epoll set of every PTY
+// (itself served by Go's poller, so the pump blocks no thread). The first
+// write after a quiet spell wakes it at once; while output streams in, it
+// reads whatever every PTY has once per tick, and classifies in the same
+// wake-up, so many sessions cost one wake-up a tick, not three a write.
+//
+// Nothing the pump does may block: a terminal's replies to the agent are
+// written by their own goroutine (Session.reply), output to clients is
+// queued (Events), and a session's work is guarded so that a fault in one
+// stays in it.
+type pump struct {
+	mu      sync.Mutex
+	epfd    int      // the epoll set; 0 until the first PTY
+	ep      *os.File // epfd, served by Go's poller
+	rc      syscall.RawConn
+	fds     map[int32]*Session // the PTYs being read
+	running bool               // the pump's goroutine runs
+	armedAt time.Time          // the deadline the pump waits with; zero: none
+	pending []*Session         // sessions that changed since their last classification
+	buf     []byte             // the pump's read buffer, one for every session
+}
+
+// schedule is what the pump keeps of one session's classification, guarded
+// by pump.mu.
+type schedule struct {
+	changedAt time.Time // the first change not yet classified; zero: none
+	dueAt     time.Time
+}
+
+// ptyReading is a session's PTY as the pump reads it. Its mu is held over
+// each read, so the file is never closed (and its number reused) under one.
+type ptyReading struct {
+	mu   sync.Mutex
+	fd   int
+	open bool
+}
+
+func newPump() *pump { return &pump{fds: map[int32]*Session{}, buf: make([]byte, 16<<10)} }
+
+// add starts reading s's PTY, whose non-blocking descriptor is fd.
+func (p *pump) add(s *Session, fd int) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ep == nil {
+		if err := p.openLocked(); err != nil {
+			return err
+		}
+	}
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(fd)}
+	if err := syscall.EpollCtl(p.epfd, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		return fmt.Errorf("watching the PTY: %w", err)
+	}
+	s.rd.fd, s.rd.open = fd, true
+	p.fds[int32(fd)] = s
+	p.startLocked()
+	return nil
+}
+
+func (p *pump) openLocked() error {
+	epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("epoll: %w", err)
+	}
+	if err := syscall.SetNonblock(epfd, true); err != nil {
+		syscall.Close(epfd)
+		return fmt.Errorf("epoll: %w", err)
+	}
+	ep := os.NewFile(uintptr(epfd), "epoll")
+	rc, err := ep.SyscallConn()
+	if err != nil {
+		ep.Close()
+		return fmt.Errorf("epoll: %w", err)
+	}
+	p.epfd, p.ep, p.rc = epfd, ep, rc
+	return nil
+}
+
+// remove stops reading s's PTY, and tells those waiting for the end of its
+// output. The PTY may be closed once it returns.
+func (p *pump) remove(s *Session) {
+	s.rd.mu.Lock()
+	defer s.rd.mu.Unlock()
+	if !s.rd.open {
+		return
+	}
+	s.rd.open = false
+	p.mu.Lock()
+	_ = syscall.EpollCtl(p.epfd, syscall.EPOLL_CTL_DEL, s.rd.fd, nil)
+	delete(p.fds, int32(s.rd.fd))
+	p.mu.Unlock()
+	close(s.readDone)
+}
+
+func (p *pump) startLocked() {
+	if !p.running {
+		p.running = true
+		go p.run()
+	}
+}
+
+// changed records that s changed now: its screen, a report, its input.
+func (p *pump) changed(s *Session) {
+	now := time.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s.sched.changedAt.IsZero() {
+		s.sched.changedAt = now
+		p.pending = append(p.pending, s)
+	}
+	due := now.Add(settle)
+	if last := s.sched.changedAt.Add(maxDelay); due.After(last) {
+		due = last
+	}
+	s.sched.dueAt = onTick(due)
+	p.startLocked()
+	if p.ep != nil && (p.armedAt.IsZero() || p.armedAt.After(s.sched.dueAt)) {
+		// Wake the pump sooner than it meant to.
+		p.armedAt = s.sched.dueAt
+		_ = p.ep.SetReadDeadline(p.armedAt)
+	}
+}
+
+// onTick rounds t up to the pump's grid.
+func onTick(t time.Time) time.Time {
+	if r := t.Truncate(tick); !r.Equal(t) {
+		return r.Add(tick)
+	}
+	return t
+}
+
+func (p *pump) run() {
+	events := make([]syscall.EpollEvent, 64)
+	var lastOutput time.Time
+	n := p.readyNow(events)
+	for {
+		flood := p.read(events[:n])
+		p.classifyDue()
+		p.mu.Lock()
+		if len(p.fds) == 0 && len(p.pending) == 0 {
+			// Nothing to read or classify: the pump holds no goroutine and
+			// no file until there is again.
+			p.running = false
+			if p.ep != nil {
+				p.ep.Close()
+				p.epfd, p.ep, p.rc, p.armedAt = 0, nil, nil, time.Time{}
+			}
+			p.mu.Unlock()
+			return
+		}
+		p.mu.Unlock()
+		now := time.Now()
+		if n > 0 {
+			lastOutput = now
+		}
+		switch {
+		case flood:
+			// An agent writes as fast as it can: read on at once.
+			n = p.readyNow(events)
+		case now.Sub(lastOutput) < linger:
+			// Output streams in: look once a tick, and take what came
+			// in one go.
+			time.Sleep(onTick(now.Add(time.Nanosecond)).Sub(now))
+			n = p.readyNow(events)
+		default:
+			n = p.park(events)
+		}
+	}
+}
+
+// readyNow fills events with the PTYs that can be read, without waiting.
+func (p *pump) readyNow(events []syscall.EpollEvent) int {
+	p.mu.Lock()
+	rc := p.rc
+	p.mu.Unlock()
+	if rc == nil {
+		return 0
+	}
+	var n int
+	_ = rc.Control(func(fd uintptr) { n = epollNow(fd, events) })
+	return n
+}
+
+// park waits until a PTY can be read or the next classification is due.
+func (p *pump) park(events []syscall.EpollEvent) int {
+	p.mu.Lock()
+	p.armedAt = p.nextLocked()
+	ep := p.ep
+	if ep == nil {
+		// No PTY yet, only a classification to wait for.
+		wait := time.Until(p.armedAt)
+		p.mu.Unlock()
+		time.Sleep(wait)
+		return 0
+	}
+	_ = ep.SetReadDeadline(p.armedAt)
+	rc := p.rc
+	p.mu.Unlock()
+	var n int
+	_ = rc.Read(func(fd uintptr) bool {
+		n = epollNow(fd, events)
+		return n > 0
+	})
+	return n
+}
+
+// epollNow is epoll_wait that does not wait: a raw system call, as it
+// cannot block.
+func epollNow(epfd uintptr, events []syscall.EpollEvent) int {
+	for {
+		r, _, e := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, epfd, uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), 0, 0, 0)
+		if e == syscall.EINTR {
+			continue
+		}
+		if e != 0 {
+			return 0
+		}
+		return int(r)
+	}
+}
+
+// read reads each PTY in events once and passes on what it read. It
+// reports whether any read was a flood's: a PTY gives at most its 4 KB
+// line buffer a read, so a read of half that means the agent writes faster
+// than once a tick can take, and more is waiting.
+func (p *pump) read(events []syscall.EpollEvent) (flood bool) {
+	for _, ev := range events {
+		p.mu.Lock()
+		s := p.fds[ev.Fd]
+		p.mu.Unlock()
+		if s == nil {
+			continue
+		}
+		n, err := s.readPTY(p.buf)
+		if n > 0 {
+			s.took(p.buf[:n])
+			flood = flood || n >= floodRead
+		}
+		if err != nil {
+			// The agent and everything it started closed the PTY.
+			p.remove(s)
+		}
+	}
+	return flood
+}
+
+// classifyDue classifies every session that is due.
+func (p *pump) classifyDue() {
+	p.mu.Lock()
+	due := p.takeDueLocked(time.Now())
+	p.mu.Unlock()
+	for _, s := range due {
+		if !s.isBroken() {
+			s.guard("classifying", func() { s.update() })
+		}
+	}
+}
+
+// takeDueLocked removes the sessions due at now from pending and returns
+// them. A session holding a frame in synchronized output waits for its end,
+// up to syncHold after its first change.
+func (p *pump) takeDueLocked(now time.Time) []*Session {
+	var due []*Session
+	kept := p.pending[:0]
+	for _, s := range p.pending {
+		sc := &s.sched
+		if sc.dueAt.After(now) {
+			kept = append(kept, s)
+			continue
+		}
+		if hold := sc.changedAt.Add(syncHold); s.term.InSync() && now.Before(hold) {
+			// Half a frame is on screen: wait for the agent to finish it.
+			sc.dueAt = hold
+			kept = append(kept, s)
+			continue
+		}
+		sc.changedAt = time.Time{}
+		due = append(due, s)
+	}
+	clear(p.pending[len(kept):])
+	p.pending = kept
+	return due
+}
+
+// nextLocked is when the next pending session is due; zero if none is.
+func (p *pump) nextLocked() time.Time {
+	var next time.Time
+	for _, s := range p.pending {
+		if next.IsZero() || s.sched.dueAt.Before(next) {
+			next = s.sched.dueAt
+		}
+	}
+	return next
+}
