@@ -170,7 +170,7 @@ func (b *bench) latencyPhase(quiet []quietRec, flood map[string]any) (latencyRun
 		}
 		time.Sleep(time.Second)
 	}
-	ticks0, _ := procCPUTicks(p.pid())
+	u0, k0, _ := procCPUTicks(p.pid())
 	t0 := time.Now()
 	for i, q := range quiet {
 		logPath := filepath.Join(b.tmp, fmt.Sprintf("writes-%d.log", i))
@@ -215,8 +215,8 @@ func (b *bench) latencyPhase(quiet []quietRec, flood map[string]any) (latencyRun
 		}
 		r.missed += len(q.want) - j
 	}
-	ticks1, _ := procCPUTicks(p.pid())
-	r.cpu = float64(ticks1-ticks0) / time.Since(t0).Seconds()
+	u1, k1, _ := procCPUTicks(p.pid())
+	r.cpu = float64(u1-u0+k1-k0) / time.Since(t0).Seconds()
 	sort.Slice(r.lat, func(i, j int) bool { return r.lat[i] < r.lat[j] })
 	return r, nil
 }

@@ -66,19 +66,19 @@ func (r rec) writes(maxGap time.Duration) ([][]byte, []time.Duration, error) {
 	return ws, recording.Capped(pauses, maxGap), err
 }
 
-// procCPUTicks is a process's utime+stime in USER_HZ (100 a second).
-func procCPUTicks(pid int) (int64, error) {
+// procCPUTicks is a process's utime and stime in USER_HZ (100 a second).
+func procCPUTicks(pid int) (user, kernel int64, err error) {
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
 	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: too few fields", pid)
+		return 0, 0, fmt.Errorf("/proc/%d/stat: too few fields", pid)
 	}
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return ut + st, nil
+	user, _ = strconv.ParseInt(f[11], 10, 64)
+	kernel, _ = strconv.ParseInt(f[12], 10, 64)
+	return user, kernel, nil
 }
 
 // procRSSKB is a process's resident set (VmRSS) in KB.
@@ -98,24 +98,27 @@ func procRSSKB(pid int) (int64, error) {
 	return 0, fmt.Errorf("/proc/%d/status: no VmRSS", pid)
 }
 
-// cpuOver returns the process's CPU over d as percent of one core.
-func cpuOver(pid int, d time.Duration) (float64, error) {
-	before, err := procCPUTicks(pid)
+// cpuOver returns the process's CPU over d as percent of one core, all of
+// it and the kernel's part.
+func cpuOver(pid int, d time.Duration) (all, kernel float64, err error) {
+	u0, k0, err := procCPUTicks(pid)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	t0 := time.Now()
 	time.Sleep(d)
-	after, err := procCPUTicks(pid)
+	u1, k1, err := procCPUTicks(pid)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return float64(after-before) / time.Since(t0).Seconds(), nil // ticks/s = % of one core at USER_HZ 100
+	secs := time.Since(t0).Seconds() // ticks/s = % of one core at USER_HZ 100
+	return float64(u1-u0+k1-k0) / secs, float64(k1-k0) / secs, nil
 }
 
 // scaleRun is one agentd measured with a workload.
 type scaleRun struct {
-	cpu float64 // % of one core
+	cpu    float64 // % of one core
+	kernel float64 // the part of cpu spent in the kernel
 	rss int64   // KB at the end of the window
 }
 
@@ -138,12 +141,12 @@ func (b *bench) measureSessions(label string, extra []string, n int, spec func(i
 		}
 	}
 	time.Sleep(warm)
-	cpu, err := cpuOver(p.pid(), window)
+	cpu, kernel, err := cpuOver(p.pid(), window)
 	if err != nil {
 		return scaleRun{}, err
 	}
 	rss, err := procRSSKB(p.pid())
-	return scaleRun{cpu: cpu, rss: rss}, err
+	return scaleRun{cpu: cpu, kernel: kernel, rss: rss}, err
 }
 
 // loopRate is the writes per second one looping session makes on average
@@ -200,11 +203,12 @@ func runScale(b *bench) (string, error) {
 	sb.WriteString("| sessions | workload | agentd CPU (% of a core) | per write | 50 ms poll CPU | per write | agentd / poll | agentd RSS | poll RSS | target |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	// perWrite is CPU time (user and kernel) per PTY write the sessions
 	// make, at rate writes a second each.
-	perWrite := func(cpu float64, n int, what string) string {
+	perWrite := func(r scaleRun, n int, what string) string {
 		if what != "looping recordings" {
 			return "—"
 		}
-		return fmt.Sprintf("%.0f µs", cpu/100*1e6/(float64(n)*rate))
+		us := func(cpu float64) float64 { return cpu / 100 * 1e6 / (float64(n) * rate) }
+		return fmt.Sprintf("%.0f µs (%.0f in the kernel)", us(r.cpu), us(r.kernel))
 	}
 	row := func(n int, label, what string, spec func(int) map[string]any, target func(a, p scaleRun) string) error {
 		b.logf("scale: %d sessions, %s, on change", n, what)
@@ -224,7 +228,7 @@ func runScale(b *bench) (string, error) {
 			ratio = fmt.Sprintf("1/%.1f", pr.cpu/max(a.cpu, 0.01))
 		}
 		fmt.Fprintf(&sb, "| %d | %s | %.1f %% | %s | %.1f %% | %s | %s | %.1f MB | %.1f MB | %s |\n",
-			n, what, a.cpu, perWrite(a.cpu, n, what), pr.cpu, perWrite(pr.cpu, n, what), ratio, float64(a.rss)/1024, float64(pr.rss)/1024, target(a, pr))
+			n, what, a.cpu, perWrite(a, n, what), pr.cpu, perWrite(pr, n, what), ratio, float64(a.rss)/1024, float64(pr.rss)/1024, target(a, pr))
 		return nil
 	}
 	for _, n := range counts {

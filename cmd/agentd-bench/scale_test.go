@@ -11,7 +11,7 @@ import (
 )
 
 func TestProcReadings(t *testing.T) {
-	if _, err := procCPUTicks(os.Getpid()); err != nil {
+	if _, _, err := procCPUTicks(os.Getpid()); err != nil {
 		t.Fatal(err)
 	}
 	rss, err := procRSSKB(os.Getpid())
