@@ -24,9 +24,6 @@ const (
 	// 6 %, and 5 ms keeps state latency well inside its targets (p50 8 ms,
 	// p99 17 ms; see docs/benchmarks.md).
 	tick = 5 * time.Millisecond
-	// linger is how long after the last output the pump goes on looking
-	// once a tick, before it waits for the next output instead.
-	linger = 10 * tick
 	// floodRead is a read that means a flood (see pump.read).
 	floodRead = 2 << 10
 )
@@ -171,7 +168,6 @@ func onTick(t time.Time) time.Time {
 
 func (p *pump) run() {
 	events := make([]syscall.EpollEvent, 64)
-	var lastOutput time.Time
 	n := p.readyNow(events)
 	for {
 		flood := p.read(events[:n])
@@ -190,16 +186,13 @@ func (p *pump) run() {
 		}
 		p.mu.Unlock()
 		now := time.Now()
-		if n > 0 {
-			lastOutput = now
-		}
 		switch {
 		case flood:
 			// An agent writes as fast as it can: read on at once.
 			n = p.readyNow(events)
-		case now.Sub(lastOutput) < linger:
-			// Output streams in: look once a tick, and take what came
-			// in one go.
+		case n > 0:
+			// Output came: look again on the next tick, and take what
+			// came by then in one go. A tick that finds nothing parks.
 			time.Sleep(onTick(now.Add(time.Nanosecond)).Sub(now))
 			n = p.readyNow(events)
 		default:

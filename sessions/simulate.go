@@ -16,7 +16,7 @@ type Transition struct {
 
 // Simulate runs recorded output through the same emulator, timing and
 // decision a live session uses, on a clock of its own instead of a PTY's:
-// the pump reads a write at once after a quiet spell and on the next tick
+// the pump reads a write at once when it was parked and on the next tick
 // while output streams in, a session is classified once its output settled
 // (see pump.changed), and not while the agent holds synchronized output. It
 // returns every state change, so a live run can be checked and timed
@@ -29,27 +29,19 @@ func Simulate(m *detect.Manifest, cols, rows int, writes [][]byte, gaps []time.D
 	var out []Transition
 	// at is when write i arrives; readAt when the pump reads it.
 	var at, readAt, changedAt time.Duration
-	readAt = -linger
+	readAt = -2 * tick
 	pending := false
 	for i, w := range writes {
 		if i > 0 {
 			at += gaps[i]
 		}
-		if at-readAt < linger {
-			readAt = onTickD(at)
-		} else {
-			readAt = at
-		}
+		readAt = pumpReads(readAt, at)
 		if !pending {
 			changedAt, pending = readAt, true
 		}
 		t.Write(w)
 		if i < len(writes)-1 {
-			next := at + gaps[i+1]
-			nextRead := next
-			if next-readAt < linger {
-				nextRead = onTickD(next)
-			}
+			nextRead := pumpReads(readAt, at+gaps[i+1])
 			if nextRead <= onTickD(min(readAt+settle, changedAt+maxDelay)) {
 				continue // read before the classification is due: the burst goes on
 			}
@@ -64,6 +56,16 @@ func Simulate(m *detect.Manifest, cols, rows int, writes [][]byte, gaps []time.D
 		}
 	}
 	return out
+}
+
+// pumpReads is when the pump reads a write made at at, when its last read
+// was at last: on the tick after that read if the write came by then (the
+// pump looks once more a tick after output), else at once (it was parked).
+func pumpReads(last, at time.Duration) time.Duration {
+	if next := onTickD(last + 1); at <= next {
+		return next
+	}
+	return at
 }
 
 // onTickD rounds d up to the pump's grid.
