@@ -72,3 +72,38 @@ func TestPanicInOneSessionLeavesOthers(t *testing.T) {
 		t.Fatalf("answer the healthy session: %v", err)
 	}
 }
+
+// One goroutine reads every PTY (the pump), so nothing it does may wait on
+// one agent. This agent asks the terminal what it is (CSI c) again and
+// again and never reads the answers: once its input is full, writing them
+// would block for ever. Another session's prompt must still be read and
+// classified.
+func TestAgentNotReadingRepliesStallsNoOther(t *testing.T) {
+	rules, _ := detect.Load(nil, "")
+	ev := &recEvents{states: map[string][]State{}}
+	m := NewManager(Options{Rules: rules}, ev)
+	defer m.Shutdown()
+	stuck, err := m.Spawn(SpawnSpec{Argv: []string{"bash", "--norc", "-c", `stty raw -echo; while :; do printf '\033[c'; done`}, Cwd: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Let its input fill: the replies it does not read pile up there.
+	time.Sleep(time.Second)
+	good, err := m.Spawn(SpawnSpec{Argv: []string{"bash", "--norc", "-c", `read -r -p "Go on? [y/n] " a; echo "got $a"; sleep 30`}, Cwd: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) && ev.last(good.ID).Name != Blocked {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if st := ev.last(good.ID); st.Name != Blocked {
+		t.Fatalf("the other session: %+v after 20 s, want blocked on its prompt", st)
+	}
+	stuck.replyMu.Lock()
+	queued := len(stuck.replies)
+	stuck.replyMu.Unlock()
+	if queued == 0 {
+		t.Fatal("no reply was waiting: the agent's input never filled, so this run did not test what it means to")
+	}
+}

@@ -187,8 +187,9 @@ func (p *pump) run() {
 		p.mu.Unlock()
 		now := time.Now()
 		switch {
-		case flood:
-			// An agent writes as fast as it can: read on at once.
+		case flood || n == len(events):
+			// An agent writes as fast as it can, or more PTYs are ready
+			// than one look returns: read on at once.
 			n = p.readyNow(events)
 		case n > 0:
 			// Output came: look again on the next tick, and take what
