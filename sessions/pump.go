@@ -19,10 +19,10 @@ const (
 	// may stay unclassified, should an agent never release it.
 	syncHold = 150 * time.Millisecond
 	// tick is the pump's grid: classification times are rounded up to it,
-	// and while output streams in, PTYs are read once per tick. It trades
-	// latency for CPU: at 50 busy sessions 2 ms cost 8 % of a core and 5 ms
-	// 6 %, and 5 ms keeps state latency well inside its targets (p50 8 ms,
-	// p99 17 ms; see docs/benchmarks.md).
+	// and after output the pump looks again on the next tick. It trades
+	// latency for CPU: at 50 busy sessions a 2 ms grid cost about 8 % of a
+	// core and 5 ms 5 %, and 5 ms keeps state latency inside its targets
+	// (p50 5.8 ms, p99 13.5 ms; see docs/benchmarks.md).
 	tick = 5 * time.Millisecond
 	// floodRead is a read that means a flood (see pump.read).
 	floodRead = 2 << 10
@@ -38,9 +38,10 @@ const (
 // woke the runtime's monitor thread, which then polled every 20 µs for a
 // while. The pump sleeps on one level-triggered epoll set of every PTY
 // (itself served by Go's poller, so the pump blocks no thread). The first
-// write after a quiet spell wakes it at once; while output streams in, it
-// reads whatever every PTY has once per tick, and classifies in the same
-// wake-up, so many sessions cost one wake-up a tick, not three a write.
+// write after a quiet spell wakes it at once; after output it looks again
+// on the next tick, reads whatever every PTY has by then, and classifies
+// the sessions due in the same wake-up, so while output streams in many
+// sessions cost one wake-up a tick, not three a write.
 //
 // Nothing the pump does may block: a terminal's replies to the agent are
 // written by their own goroutine (Session.reply), output to clients is
@@ -48,7 +49,7 @@ const (
 // stays in it.
 type pump struct {
 	mu      sync.Mutex
-	epfd    int      // the epoll set; 0 until the first PTY
+	epfd    int      // the epoll set; 0 while there is none
 	ep      *os.File // epfd, served by Go's poller
 	rc      syscall.RawConn
 	fds     map[int32]*Session // the PTYs being read
@@ -158,10 +159,12 @@ func (p *pump) changed(s *Session) {
 	}
 }
 
-// onTick rounds t up to the pump's grid.
+// onTick rounds t up to the pump's grid. It adds rather than truncates, so
+// the result keeps t's monotonic clock reading: a step of the wall clock
+// must not hold a classification back.
 func onTick(t time.Time) time.Time {
-	if r := t.Truncate(tick); !r.Equal(t) {
-		return r.Add(tick)
+	if off := time.Duration(t.UnixNano() % int64(tick)); off != 0 {
+		return t.Add(tick - off)
 	}
 	return t
 }
