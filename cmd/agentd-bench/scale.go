@@ -119,7 +119,7 @@ func cpuOver(pid int, d time.Duration) (all, kernel float64, err error) {
 type scaleRun struct {
 	cpu    float64 // % of one core
 	kernel float64 // the part of cpu spent in the kernel
-	rss int64   // KB at the end of the window
+	rss    int64   // KB at the end of the window
 }
 
 // measureSessions starts agentd with extra flags, spawns n sessions with
