@@ -87,8 +87,17 @@ func TestAgentNotReadingRepliesStallsNoOther(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Let its input fill: the replies it does not read pile up there.
-	time.Sleep(time.Second)
+	// Wait until its input is full: the answers it does not read queue up.
+	queued := func() int {
+		stuck.replyMu.Lock()
+		defer stuck.replyMu.Unlock()
+		return len(stuck.replies)
+	}
+	for deadline := time.Now().Add(20 * time.Second); queued() == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no answer queued after 20 s: the agent's input never filled, so this run would not test what it means to")
+		}
+	}
 	good, err := m.Spawn(SpawnSpec{Argv: []string{"bash", "--norc", "-c", `read -r -p "Go on? [y/n] " a; echo "got $a"; sleep 30`}, Cwd: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -99,11 +108,5 @@ func TestAgentNotReadingRepliesStallsNoOther(t *testing.T) {
 	}
 	if st := ev.last(good.ID); st.Name != Blocked {
 		t.Fatalf("the other session: %+v after 20 s, want blocked on its prompt", st)
-	}
-	stuck.replyMu.Lock()
-	queued := len(stuck.replies)
-	stuck.replyMu.Unlock()
-	if queued == 0 {
-		t.Fatal("no reply was waiting: the agent's input never filled, so this run did not test what it means to")
 	}
 }
