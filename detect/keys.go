@@ -12,6 +12,9 @@ import (
 //	{id} {key} {i} {n} {count}   the option's id, its key hint (a key name
 //	                             such as "esc" becomes that key), its 0-based
 //	                             and 1-based index, the number of options
+//	{key|id}                     the key hint where the row shows one, else
+//	                             the id: a menu whose digits choose but whose
+//	                             last option is "No (Esc)"
 //	{down} {up}                  how many rows below / above the selected
 //	                             option this one is (0 when it is not)
 //	<name> <name*R>              a named key, repeated R times; R is a number
@@ -59,7 +62,7 @@ func parseKeys(t string) (keyTemplate, error) {
 			}
 			f := t[1:end]
 			if !isField(f) {
-				return nil, fmt.Errorf("unknown placeholder {%s}: want {id}, {key}, {i}, {n}, {count}, {down} or {up}", f)
+				return nil, fmt.Errorf("unknown placeholder {%s}: want {id}, {key}, {key|id}, {i}, {n}, {count}, {down} or {up}", f)
 			}
 			out = append(out, keyToken{field: f})
 			t = t[end+1:]
@@ -95,7 +98,7 @@ func parseKeys(t string) (keyTemplate, error) {
 
 func isField(f string) bool {
 	switch f {
-	case "id", "key", "i", "n", "count", "down", "up":
+	case "id", "key", "key|id", "i", "n", "count", "down", "up":
 		return true
 	}
 	return false
@@ -110,6 +113,11 @@ func (c keyContext) field(f string) string {
 			return k
 		}
 		return c.key
+	case "key|id":
+		if c.key != "" {
+			return c.field("key")
+		}
+		return c.id
 	case "i":
 		return strconv.Itoa(c.index)
 	case "n":

@@ -16,6 +16,9 @@ func TestKeyTemplates(t *testing.T) {
 		{"<left*{count}><right*{i}><enter>", keyContext{index: 2, count: 3}, "\x1b[D\x1b[D\x1b[D\x1b[C\x1b[C\r"},
 		{"<down*{down}><up*{up}><enter>", keyContext{index: 0, selected: 2}, "\x1b[A\x1b[A\r"},
 		{"<down*{down}><up*{up}><enter>", keyContext{index: 3, selected: 1}, "\x1b[B\x1b[B\r"},
+		{"{key|id}", keyContext{id: "1"}, "1"},
+		{"{key|id}", keyContext{id: "3", key: "Esc"}, "\x1b"},
+		{"{key|id}", keyContext{}, ""},
 		{"<esc>", keyContext{}, "\x1b"},
 		{"<lt>{n}", keyContext{index: 4}, "<5"},
 	}
