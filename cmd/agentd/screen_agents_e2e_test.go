@@ -1,0 +1,144 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentd/agentd/fixtures/fakemodel"
+	"github.com/agentd/agentd/fixtures/lab"
+)
+
+// screenTurn is one permission turn of a screen-read agent, driven through
+// the real agentd: runtime_send → working → blocked with the options the
+// recordings have → runtime_answer by the option's label → the turn's end.
+type screenTurn struct {
+	send     string   // the task typed
+	question string   // the prompt's question
+	options  []string // its option labels, in order
+	answer   string   // the label answered
+	file     string   // the work-folder file the command makes
+	made     bool     // whether the answer lets it be made
+	outcome  string   // the done outcome that ends the turn
+}
+
+// playScreenTurn runs t on session id and checks it: the prompt as
+// recorded, a refused runtime_send while blocked, the answer by label, the
+// file there or not, done with the outcome, then seen → idle.
+func playScreenTurn(t *testing.T, c *client, id string, from *int, work string, turn screenTurn) {
+	t.Helper()
+	c.mustCall("runtime_send", map[string]any{"sessionId": id, "text": turn.send, "submit": true}, nil)
+	c.waitState(id, "working", from, 60*time.Second)
+	b := c.waitPrompt(id, from, 60*time.Second)
+	var labels []string
+	for _, o := range b.Prompt.Options {
+		labels = append(labels, o.Label)
+	}
+	if b.Prompt.Question != turn.question || !slices.Equal(labels, turn.options) {
+		t.Fatalf("blocked prompt: question %q options %q; want %q %q; screen:\n%s", b.Prompt.Question, labels, turn.question, turn.options, c.screen(id))
+	}
+	if err := c.call("runtime_send", map[string]any{"sessionId": id, "text": "1", "submit": false}, nil); rpcCode(err) != -32020 {
+		t.Fatalf("runtime_send while blocked: %v", err)
+	}
+	path := filepath.Join(work, turn.file)
+	if _, err := os.Stat(path); err == nil {
+		t.Fatalf("%s exists before the answer", turn.file)
+	}
+	optionID := ""
+	for _, o := range b.Prompt.Options {
+		if o.Label == turn.answer {
+			optionID = o.ID
+		}
+	}
+	if optionID == "" {
+		t.Fatalf("no option %q in %q", turn.answer, labels)
+	}
+	var res struct{ State string }
+	c.mustCall("runtime_answer", map[string]any{"sessionId": id, "promptId": b.Prompt.PromptID, "optionId": optionID}, &res)
+	// The box goes a frame before the turn's end is drawn: done may come
+	// first with outcome unknown, then with the outcome the screen shows.
+	deadline := time.Now().Add(60 * time.Second)
+	for done := c.waitState(id, "done", from, 60*time.Second); done.Outcome != turn.outcome; done = c.waitState(id, "done", from, time.Until(deadline)) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no done with outcome %s; states %s; screen:\n%s", turn.outcome, strings.Join(c.states(id), " → "), c.screen(id))
+		}
+	}
+	if _, err := os.Stat(path); (err == nil) != turn.made {
+		t.Errorf("after answering %q: %s exists = %v, want %v", turn.answer, turn.file, err == nil, turn.made)
+	}
+	c.mustCall("session/seen", map[string]any{"sessionId": id}, nil)
+	c.waitState(id, "idle", from, 10*time.Second)
+}
+
+// The real Copilot CLI 1.0.102, offline with its own model, hosted by the
+// real agentd: the folder trust dialog answered from the editor → idle →
+// a shell command approved (it runs) → done (Copilot shows no completion
+// line, so the outcome is unknown) → a second one rejected with option 3,
+// whose key is Esc (it does not run) → done, interrupted.
+func TestCopilotEndToEnd(t *testing.T) {
+	bin := requireAgent(t, "copilot")
+	d, err := lab.NewDirs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := &fakemodel.Script{Rules: []fakemodel.Rule{
+		{
+			Prompt:    "make the file",
+			Reply:     fakemodel.Reply{Tool: lab.CopilotBash("sleep 1 && touch made.txt", "Create made.txt")},
+			AfterTool: fakemodel.Reply{Text: "Created made.txt."},
+		},
+		{
+			Prompt:    "make another",
+			Reply:     fakemodel.Reply{Tool: lab.CopilotBash("touch other.txt", "Create other.txt")},
+			AfterTool: fakemodel.Reply{Text: "Created other.txt."},
+		},
+	}}
+	l, srv, err := lab.Copilot(bin, d, script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Cleanup()
+	defer func() {
+		if t.Failed() {
+			for i, r := range srv.Requests() {
+				t.Logf("model request %d: %s last=%q toolResult=%v", i, r.Path, r.LastUser, r.ToolResult)
+			}
+		}
+	}()
+	c := startAgentd(t)
+	var s spawned
+	c.mustCall("session/spawn", map[string]any{"argv": l.Argv, "cwd": d.Work, "env": envMap(l.Env), "cols": 120, "rows": 40}, &s)
+	if s.Agent != "copilot" {
+		t.Fatalf("identified as %q, want copilot", s.Agent)
+	}
+	from := 0
+	trust := c.waitPrompt(s.SessionID, &from, 90*time.Second)
+	if trust.Prompt.Kind != "trust" || trust.Prompt.Question != "Do you trust the files in this folder?" {
+		t.Fatalf("first prompt = %+v, want the folder trust dialog", trust.Prompt)
+	}
+	c.mustCall("runtime_answer", map[string]any{"sessionId": s.SessionID, "promptId": trust.Prompt.PromptID, "optionId": "1"}, nil)
+	// An answered blocker that leaves the agent waiting is the end of a
+	// "turn" the session layer reports as done until it is seen.
+	c.waitState(s.SessionID, "done", &from, 30*time.Second)
+	c.mustCall("session/seen", map[string]any{"sessionId": s.SessionID}, nil)
+	c.waitState(s.SessionID, "idle", &from, 30*time.Second)
+	playScreenTurn(t, c, s.SessionID, &from, d.Work, screenTurn{
+		send:     "please make the file",
+		question: "Do you want to run this command?",
+		options:  []string{"Yes", "Yes, and don't ask again for `sleep` and `touch` in this directory", "No, and tell Copilot what to do differently"},
+		// Copilot draws no completion line: the turn ended, how is unknown.
+		answer: "Yes", file: "made.txt", made: true, outcome: "unknown",
+	})
+	playScreenTurn(t, c, s.SessionID, &from, d.Work, screenTurn{
+		send:     "now make another",
+		question: "Do you want to run this command?",
+		options:  []string{"Yes", "Yes, and don't ask again for `touch` in this directory", "No, and tell Copilot what to do differently"},
+		answer:   "No, and tell Copilot what to do differently", file: "other.txt", made: false, outcome: "interrupted",
+	})
+	c.mustCall("session/kill", map[string]any{"sessionId": s.SessionID}, nil)
+	c.waitState(s.SessionID, "exited", &from, 20*time.Second)
+	t.Logf("states: %s", strings.Join(c.states(s.SessionID), " → "))
+}
