@@ -142,3 +142,62 @@ func TestCopilotEndToEnd(t *testing.T) {
 	c.waitState(s.SessionID, "exited", &from, 20*time.Second)
 	t.Logf("states: %s", strings.Join(c.states(s.SessionID), " → "))
 }
+
+// The real Qwen Code 0.24.4, offline, asking first, hosted by the real
+// agentd: a shell command approved (it runs) → done → another rejected
+// with Esc (it does not run; the tool row says so) → done, interrupted.
+func TestQwenEndToEnd(t *testing.T) {
+	bin := requireAgent(t, "qwen")
+	d, err := lab.NewDirs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := &fakemodel.Script{Rules: []fakemodel.Rule{
+		{
+			Prompt:    "make the file",
+			Reply:     fakemodel.Reply{Tool: lab.QwenShell("touch made.txt", "Create made.txt")},
+			AfterTool: fakemodel.Reply{Text: "Created made.txt."},
+		},
+		{
+			Prompt:    "make another",
+			Reply:     fakemodel.Reply{Tool: lab.QwenShell("touch other.txt", "Create other.txt")},
+			AfterTool: fakemodel.Reply{Text: "Created other.txt."},
+		},
+	}}
+	l, srv, err := lab.Qwen(bin, d, script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Cleanup()
+	defer func() {
+		if t.Failed() {
+			for i, r := range srv.Requests() {
+				t.Logf("model request %d: %s last=%.60q toolResult=%v", i, r.Path, r.LastUser, r.ToolResult)
+			}
+		}
+	}()
+	c := startAgentd(t)
+	var s spawned
+	c.mustCall("session/spawn", map[string]any{"argv": l.Argv, "cwd": d.Work, "env": envMap(l.Env), "cols": 120, "rows": 40}, &s)
+	if s.Agent != "qwen" {
+		t.Fatalf("identified as %q, want qwen", s.Agent)
+	}
+	from := 0
+	c.waitState(s.SessionID, "idle", &from, 90*time.Second)
+	// Qwen draws no completion line: the turn ended, how is unknown.
+	playScreenTurn(t, c, s.SessionID, &from, d.Work, screenTurn{
+		send:     "please make the file",
+		question: "Allow execution of: 'touch'?",
+		options:  []string{"Yes, allow once", "Always allow run 'touch *' commands in this project", "Always allow run 'touch *' commands for this user", "No, suggest changes"},
+		answer:   "Yes, allow once", file: "made.txt", made: true, outcome: "unknown",
+	})
+	playScreenTurn(t, c, s.SessionID, &from, d.Work, screenTurn{
+		send:     "now make another",
+		question: "Allow execution of: 'touch'?",
+		options:  []string{"Yes, allow once", "Always allow run 'touch *' commands in this project", "Always allow run 'touch *' commands for this user", "No, suggest changes"},
+		answer:   "No, suggest changes", file: "other.txt", made: false, outcome: "interrupted",
+	})
+	c.mustCall("session/kill", map[string]any{"sessionId": s.SessionID}, nil)
+	c.waitState(s.SessionID, "exited", &from, 20*time.Second)
+	t.Logf("states: %s", strings.Join(c.states(s.SessionID), " → "))
+}
