@@ -201,3 +201,57 @@ func TestQwenEndToEnd(t *testing.T) {
 	c.waitState(s.SessionID, "exited", &from, 20*time.Second)
 	t.Logf("states: %s", strings.Join(c.states(s.SessionID), " → "))
 }
+
+// The real Pi 0.73.1, offline, hosted by the real agentd. Pi never asks:
+// a command runs during the turn (working) → done → a reply that ends in
+// a y/n question is prose → done. No state along the way is blocked.
+func TestPiEndToEnd(t *testing.T) {
+	bin := requireAgent(t, "pi")
+	d, err := lab.NewDirs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := &fakemodel.Script{Rules: []fakemodel.Rule{
+		{
+			Prompt:    "make the file",
+			Reply:     fakemodel.Reply{Tool: lab.PiBash("sleep 2 && touch made.txt")},
+			AfterTool: fakemodel.Reply{Text: "Created made.txt."},
+		},
+		{Prompt: "what next", Reply: fakemodel.Reply{Text: "I can also delete the file.\nShall I continue? (y/n)"}},
+	}}
+	l, _, err := lab.Pi(bin, d, script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Cleanup()
+	c := startAgentd(t)
+	var s spawned
+	c.mustCall("session/spawn", map[string]any{"argv": l.Argv, "cwd": d.Work, "env": envMap(l.Env), "cols": 120, "rows": 40}, &s)
+	if s.Agent != "pi" {
+		t.Fatalf("identified as %q, want pi", s.Agent)
+	}
+	from := 0
+	c.waitState(s.SessionID, "idle", &from, 60*time.Second)
+	for _, task := range []string{"please make the file", "what next?"} {
+		c.mustCall("runtime_send", map[string]any{"sessionId": s.SessionID, "text": task, "submit": true}, nil)
+		c.waitState(s.SessionID, "working", &from, 30*time.Second)
+		c.waitState(s.SessionID, "done", &from, 60*time.Second)
+		c.mustCall("session/seen", map[string]any{"sessionId": s.SessionID}, nil)
+		c.waitState(s.SessionID, "idle", &from, 10*time.Second)
+	}
+	if _, err := os.Stat(filepath.Join(d.Work, "made.txt")); err != nil {
+		t.Errorf("the command did not run: %v", err)
+	}
+	if !strings.Contains(c.screen(s.SessionID), "Shall I continue? (y/n)") {
+		t.Errorf("the y/n reply is not on screen:\n%s", c.screen(s.SessionID))
+	}
+	states := c.states(s.SessionID)
+	for _, st := range states {
+		if strings.HasPrefix(st, "blocked") {
+			t.Errorf("Pi never asks, but agentd said %s; states %s", st, strings.Join(states, " → "))
+		}
+	}
+	c.mustCall("session/kill", map[string]any{"sessionId": s.SessionID}, nil)
+	c.waitState(s.SessionID, "exited", &from, 20*time.Second)
+	t.Logf("states: %s", strings.Join(c.states(s.SessionID), " → "))
+}
