@@ -101,19 +101,26 @@ func (s *Set) Manifests() []*Manifest {
 }
 
 // Identify names the agent whose title or screen signature the screen
-// shows; it falls back to the generic manifest.
+// shows; it falls back to the generic manifest. An agent that names itself
+// in the title (or in its OSC 7501 app) wins over one whose screen merely
+// looks alike: forks draw their parents' screens (Kilo's are OpenCode's
+// but for its title), so screen patterns only choose among the agents
+// the title allows, or among all when no title says.
 func (s *Set) Identify(sc Screen) *Manifest {
 	var best *Manifest
-	bestScore := 0
+	bestScore, bestNamed := 0, false
 	text := ""
 	for _, n := range s.names {
 		m := s.byName[n]
-		score := 0
+		score, named := 0, false
 		for _, re := range m.Identify.title {
 			if re.MatchString(sc.Title) {
-				score += 3
+				score, named = score+3, true
 				break
 			}
+		}
+		if sc.Status != nil && sc.Status.App != "" && containsFold(m.Identify.Process, sc.Status.App) {
+			score, named = score+4, true
 		}
 		if len(m.Identify.screen) > 0 {
 			if text == "" {
@@ -125,11 +132,8 @@ func (s *Set) Identify(sc Screen) *Manifest {
 				}
 			}
 		}
-		if sc.Status != nil && sc.Status.App != "" && containsFold(m.Identify.Process, sc.Status.App) {
-			score += 4
-		}
-		if score > bestScore {
-			best, bestScore = m, score
+		if score > 0 && (named && !bestNamed || named == bestNamed && score > bestScore) {
+			best, bestScore, bestNamed = m, score, named
 		}
 	}
 	if best == nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -254,4 +255,105 @@ func TestPiEndToEnd(t *testing.T) {
 	c.mustCall("session/kill", map[string]any{"sessionId": s.SessionID}, nil)
 	c.waitState(s.SessionID, "exited", &from, 20*time.Second)
 	t.Logf("states: %s", strings.Join(c.states(s.SessionID), " → "))
+}
+
+// The real Kilo 7.7.9 (an OpenCode fork), offline, hosted by the real
+// agentd and identified as Kilo, not OpenCode: a command approved (it
+// runs) → done, completed → another rejected (it does not run).
+func TestKiloEndToEnd(t *testing.T) {
+	bin := lab.KiloBin()
+	if _, err := os.Stat(bin); err != nil {
+		requireAgent(t, "kilo") // skips or fails with the install hint
+	}
+	d, err := lab.NewDirs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := &fakemodel.Script{Rules: []fakemodel.Rule{
+		{
+			Prompt:    "make the file",
+			Reply:     fakemodel.Reply{Tool: lab.OpenCodeBash("touch made.txt", "Create made.txt")},
+			AfterTool: fakemodel.Reply{Text: "Created made.txt."},
+		},
+		{
+			Prompt:    "make another",
+			Reply:     fakemodel.Reply{Tool: lab.OpenCodeBash("touch other.txt", "Create other.txt")},
+			AfterTool: fakemodel.Reply{Text: "Created other.txt."},
+		},
+	}}
+	l, _, err := lab.Kilo(bin, d, script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Cleanup()
+	c := startAgentd(t)
+	var s spawned
+	c.mustCall("session/spawn", map[string]any{"argv": l.Argv, "cwd": d.Work, "env": envMap(l.Env), "cols": 120, "rows": 40}, &s)
+	if s.Agent != "kilo" {
+		t.Fatalf("identified as %q, want kilo", s.Agent)
+	}
+	from := 0
+	c.waitState(s.SessionID, "idle", &from, 90*time.Second)
+	playScreenTurn(t, c, s.SessionID, &from, d.Work, screenTurn{
+		send: "please make the file", question: "Create made.txt", options: []string{"Allow once", "Allow always", "Reject"},
+		answer: "Allow once", file: "made.txt", made: true, outcome: "completed",
+	})
+	c.mustCall("runtime_send", map[string]any{"sessionId": s.SessionID, "text": "now make another", "submit": true}, nil)
+	b := c.waitPrompt(s.SessionID, &from, 60*time.Second)
+	if b.Prompt.Question != "Create other.txt" {
+		t.Fatalf("second prompt = %+v", b.Prompt)
+	}
+	c.mustCall("runtime_answer", map[string]any{"sessionId": s.SessionID, "promptId": b.Prompt.PromptID, "optionId": optionByLabel(t, b, "Reject")}, nil)
+	// Kilo may ask what to do instead; confirming with no text rejects.
+	for {
+		n := nextState(c, s.SessionID, &from, 30*time.Second)
+		if n.State == "blocked" && n.Prompt != nil && n.Prompt.Question == "Tell Kilo what to do differently" {
+			c.mustCall("runtime_answer", map[string]any{"sessionId": s.SessionID, "promptId": n.Prompt.PromptID, "optionId": optionByLabel(t, n, "confirm")}, nil)
+			continue
+		}
+		if n.State == "done" || n.State == "idle" {
+			break
+		}
+	}
+	if _, err := os.Stat(filepath.Join(d.Work, "other.txt")); err == nil {
+		t.Errorf("the rejected command ran")
+	}
+	c.mustCall("session/kill", map[string]any{"sessionId": s.SessionID}, nil)
+	c.waitState(s.SessionID, "exited", &from, 20*time.Second)
+	t.Logf("states: %s", strings.Join(c.states(s.SessionID), " → "))
+}
+
+// nextState waits for the session's next state notification, whichever.
+func nextState(c *client, sessionID string, from *int, timeout time.Duration) stateNote {
+	c.t.Helper()
+	deadline := time.After(timeout)
+	for {
+		c.mu.Lock()
+		notes := c.notes
+		c.mu.Unlock()
+		for i := *from; i < len(notes); i++ {
+			var s stateNote
+			if notes[i].Method == "session/state" && json.Unmarshal(notes[i].Params, &s) == nil && s.SessionID == sessionID {
+				*from = i + 1
+				return s
+			}
+		}
+		select {
+		case <-c.notify:
+		case <-deadline:
+			c.t.Fatalf("no state for %s within %s; states seen: %s\nscreen:\n%s", sessionID, timeout, c.states(sessionID), c.screen(sessionID))
+		}
+	}
+}
+
+// optionByLabel is the id of the option labelled label in a blocked state.
+func optionByLabel(t *testing.T, n stateNote, label string) string {
+	t.Helper()
+	for _, o := range n.Prompt.Options {
+		if o.Label == label {
+			return o.ID
+		}
+	}
+	t.Fatalf("no option %q in %+v", label, n.Prompt)
+	return ""
 }
