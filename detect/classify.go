@@ -43,6 +43,8 @@ type Prompt struct {
 	// Settle is how long the prompt must have been on screen before keys
 	// for it are typed.
 	Settle time.Duration `json:"-"`
+	// KeyGap, when not 0, is the pause between the keys of an answer.
+	KeyGap time.Duration `json:"-"`
 	// Positional: the keys move a selection from where the prompt starts
 	// it, and the screen does not show where it is now. Keys a person typed
 	// at the prompt may have moved it.
@@ -359,7 +361,7 @@ func (p *PromptParser) regionOr(def string) string {
 // on a screen cols wide (0: unknown). styles are the rows' Style bytes, or
 // nil when the screen has none.
 func (p *PromptParser) extract(rows, styles []string, cols int) *Prompt {
-	pr := &Prompt{Kind: p.Kind, Freeform: p.Freeform, Settle: p.settle}
+	pr := &Prompt{Kind: p.Kind, Freeform: p.Freeform, Settle: p.settle, KeyGap: p.keyGap}
 	lastOptionRow := -2
 	labelIdx := p.option.SubexpIndex("label")
 	idIdx := p.option.SubexpIndex("id")

@@ -53,6 +53,7 @@ type Manifest struct {
 	Regions  []Region                 `toml:"region"`
 	Rules    []Rule                   `toml:"rule"`
 	Prompts  map[string]*PromptParser `toml:"prompt"`
+	Input    Input                    `toml:"input"`
 
 	// Source names where the manifest came from (embedded or a file path).
 	Source string `toml:"-"`
@@ -71,6 +72,19 @@ type Identify struct {
 	Screen []string `toml:"screen"`
 
 	title, screen []pattern
+}
+
+// Input says how the agent takes typed text.
+type Input struct {
+	// BracketedPaste false: send text unwrapped even when the agent turned
+	// bracketed paste on (Grok CLI does, then takes the markers as text).
+	BracketedPaste *bool `toml:"bracketed_paste"`
+}
+
+// PasteBracketed reports whether text sent to the agent may be wrapped in
+// bracketed-paste markers when the agent asked for them.
+func (m *Manifest) PasteBracketed() bool {
+	return m.Input.BracketedPaste == nil || *m.Input.BracketedPaste
 }
 
 // Region is a named part of the screen a rule looks at.
@@ -141,6 +155,10 @@ type PromptParser struct {
 	// Settle is how long the prompt must have been on screen before the
 	// agent takes keys for it (Codex drops keys that come sooner).
 	Settle string `toml:"settle"`
+	// KeyGap, when set, types an answer's keys one at a time this far
+	// apart: for an agent that drops keys arriving in one read (Grok CLI
+	// takes "down, down, Enter" written at once as nothing).
+	KeyGap string `toml:"key_gap"`
 	// SelectedStyle marks the selected option by how its label looks,
 	// for menus that show the selection by colour alone: "reverse",
 	// "background", "foreground", "bold" or "underline" (several with
@@ -149,7 +167,7 @@ type PromptParser struct {
 	SelectedStyle string `toml:"selected_style"`
 
 	question, option, continuation, reject *regexp.Regexp
-	settle                                 time.Duration
+	settle, keyGap                         time.Duration
 	selectedStyle                          byte
 	line                                   int
 }
@@ -302,6 +320,12 @@ func (m *Manifest) compile(file string, data []byte) error {
 		if p.Settle != "" {
 			if p.settle, err = time.ParseDuration(p.Settle); err != nil || p.settle < 0 || p.settle > 5*time.Second {
 				return errAt(lineOf(data, "settle", line), id, "settle %q: want a duration from 0 to 5s, such as \"250ms\"", p.Settle)
+			}
+		}
+		p.keyGap = 0
+		if p.KeyGap != "" {
+			if p.keyGap, err = time.ParseDuration(p.KeyGap); err != nil || p.keyGap < 0 || p.keyGap > time.Second {
+				return errAt(lineOf(data, "key_gap", line), id, "key_gap %q: want a duration from 0 to 1s, such as \"30ms\"", p.KeyGap)
 			}
 		}
 		if _, err := parseKeys(p.Keys); err != nil {

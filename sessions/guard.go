@@ -3,6 +3,7 @@ package sessions
 import (
 	"errors"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentd/agentd/detect"
 )
@@ -54,7 +55,10 @@ func (s *Session) Send(text string, submit bool) error {
 		return s.Prompt(text)
 	}
 	payload := []byte(text)
-	if s.term.BracketedPaste() && text != "" {
+	s.mu.Lock()
+	bracketed := s.manifest.PasteBracketed()
+	s.mu.Unlock()
+	if bracketed && s.term.BracketedPaste() && text != "" {
 		payload = append(append([]byte("\x1b[200~"), payload...), []byte("\x1b[201~")...)
 	}
 	s.mu.Lock()
@@ -129,10 +133,49 @@ func (s *Session) Answer(promptID, optionID, text string) (State, error) {
 	}
 	s.input = true
 	s.mu.Unlock()
-	if err := s.write([]byte(keys)); err != nil {
+	if err := s.writeKeys(keys, st.Prompt.KeyGap); err != nil {
 		return st, err
 	}
 	return s.awaitPromptGone(promptID), nil
+}
+
+// writeKeys writes an answer's keys: at once, or with gap between one key
+// (a character, or an escape sequence such as an arrow) and the next.
+func (s *Session) writeKeys(keys string, gap time.Duration) error {
+	if gap <= 0 {
+		return s.write([]byte(keys))
+	}
+	for i, k := range splitKeys(keys) {
+		if i > 0 {
+			time.Sleep(gap)
+		}
+		if err := s.write([]byte(k)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// splitKeys cuts keys into single keys: a CSI or SS3 sequence ("\x1b[B",
+// "\x1bOA") is one key, a lone Esc another, every other character one.
+func splitKeys(keys string) []string {
+	var out []string
+	for i := 0; i < len(keys); {
+		n := 1
+		switch {
+		case keys[i] == 0x1b && i+1 < len(keys) && (keys[i+1] == '[' || keys[i+1] == 'O'):
+			n = 2
+			for i+n < len(keys) && (keys[i+n] < 0x40 || keys[i+n] > 0x7e) {
+				n++
+			}
+			n = min(n+1, len(keys)-i)
+		case keys[i] >= 0x80:
+			_, n = utf8.DecodeRuneInString(keys[i:])
+		}
+		out = append(out, keys[i:i+n])
+		i += n
+	}
+	return out
 }
 
 // awaitSettled waits until the prompt has been on screen as long as its

@@ -62,7 +62,10 @@ type Session struct {
 	exitedAt      time.Time
 
 	// What the person and agentd did.
-	seen     bool   // the person saw the end of the current turn
+	seen bool // the person saw the end of the current turn
+	// inputRaw: the agent's terminal has been seen out of line mode once;
+	// after that its mode is not looked at again.
+	inputRaw bool
 	input    bool   // someone wrote to the agent since it started
 	answered string // the promptId last answered, until it leaves the screen
 	typedAt  string // the prompt a person typed at, by promptId
@@ -187,6 +190,29 @@ func pollable(f *os.File) (*os.File, int, error) {
 		return nil, 0, err
 	}
 	return os.NewFile(uintptr(fd), f.Name()), fd, nil
+}
+
+// readyRecheck is how soon a session whose composer is drawn but whose
+// terminal is still in line mode looks again.
+const readyRecheck = 50 * time.Millisecond
+
+// canonical reports whether the PTY is still in line mode (ICANON): the
+// program on it has not taken its input raw yet. A descriptor that cannot
+// tell counts as raw, so nothing waits on it.
+func canonical(f *os.File) bool {
+	if f == nil {
+		return false
+	}
+	raw, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var t *unix.Termios
+	var ioErr error
+	if err := raw.Control(func(fd uintptr) { t, ioErr = unix.IoctlGetTermios(int(fd), unix.TCGETS) }); err != nil || ioErr != nil {
+		return false
+	}
+	return t.Lflag&unix.ICANON != 0
 }
 
 // setSize sets the PTY's window size. pty.Setsize would call Fd, which
@@ -396,7 +422,19 @@ func (s *Session) update() State {
 		s.ready = true
 	}
 	starting := !s.ready && s.manifest.HasIdleRule()
-	next := decide(evidence{screen: v, report: rep, current: s.state, seen: s.seen, input: s.input, starting: starting, knowsIdle: s.manifest.HasIdleRule(), fg: fg})
+	lineMode := false
+	if !s.inputRaw && s.manifest.HasIdleRule() && v.State == detect.StateIdle {
+		// A ready composer drawn while the terminal still echoes and
+		// buffers lines: the agent has not switched its input on yet, and
+		// what is typed now is lost (Grok CLI draws its composer first).
+		// Look again shortly: entering raw mode writes nothing.
+		if lineMode = canonical(s.ptmx); lineMode {
+			s.recheckLocked(readyRecheck)
+		} else {
+			s.inputRaw = true
+		}
+	}
+	next := decide(evidence{screen: v, report: rep, current: s.state, seen: s.seen, input: s.input, starting: starting, lineMode: lineMode, knowsIdle: s.manifest.HasIdleRule(), fg: fg})
 	next.Agent = s.manifest.Name
 	if next.Name == Working || next.Name == Blocked {
 		s.seen = false
@@ -448,7 +486,7 @@ func (s *Session) followForegroundLocked(fg foreground) {
 	}
 	if next != s.manifest {
 		s.manifest = next
-		s.ready = false // a newly started agent draws its first screen
+		s.ready, s.inputRaw = false, false // a newly started agent draws its first screen
 	}
 }
 

@@ -63,6 +63,9 @@ type evidence struct {
 	starting bool
 	// knowsIdle: the agent's rules can recognise its ready screen.
 	knowsIdle bool
+	// lineMode: the screen reads idle but the terminal is still in line
+	// mode, as it is before a full-screen agent takes its input raw.
+	lineMode bool
 	// fg is what the process table says runs in a shell session.
 	fg foreground
 }
@@ -102,9 +105,10 @@ func decide(e evidence) State {
 	case e.fg.job && st.Name == Idle && st.Source == SourceScreen:
 		return State{Name: Working, Source: SourceProcess, Reason: "process.foreground_job"}
 	}
-	if e.starting && st.Source == SourceScreen && st.Name == Idle && e.screen.Unmatched() {
-		// A half-drawn start-up screen is not an agent waiting for a task:
-		// input typed now would be lost.
+	if (e.starting && e.screen.Unmatched() || e.lineMode) && st.Source == SourceScreen && st.Name == Idle {
+		// A half-drawn start-up screen, or a composer the agent does not
+		// read yet, is not an agent waiting for a task: input typed now
+		// would be lost.
 		return e.current
 	}
 	if e.knowsIdle && e.current.Name == Working && st.Source == SourceScreen && st.Name == Idle && e.screen.Unmatched() {

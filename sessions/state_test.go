@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/agentd/agentd/detect"
@@ -33,6 +34,7 @@ func TestDecide(t *testing.T) {
 		{"a turn that ended without a completion line", evidence{screen: idle, current: cur(Working), input: true}, Done, SourceScreen, "unknown"},
 		{"start-up settling is not a turn", evidence{screen: idle, current: cur(Working)}, Idle, SourceScreen, ""},
 		{"a half-drawn start-up screen is not idle", evidence{screen: idle, current: State{Name: Working, Source: SourceProcess}, starting: true}, Working, SourceProcess, ""},
+		{"a composer the agent does not read yet (line mode) is not idle", evidence{screen: detect.Verdict{State: detect.StateIdle, Reason: "x.composer"}, current: State{Name: Working, Source: SourceProcess}, knowsIdle: true, lineMode: true}, Working, SourceProcess, ""},
 		{"a recognised ready screen ends start-up", evidence{screen: detect.Verdict{State: detect.StateIdle, Reason: "x.composer"}, current: cur(Working), starting: true}, Idle, SourceScreen, ""},
 		{"an idle report keeps an unseen done", evidence{screen: idle, report: rec("idle"), current: State{Name: Done, Outcome: "completed"}, input: true}, Done, "", "completed"},
 		{"an idle report keeps the screen's turn end", evidence{screen: detect.Verdict{State: detect.StateDone, Outcome: "interrupted", Reason: "x.interrupted"}, report: rec("idle"), current: cur(Working), input: true}, Done, SourceScreen, "interrupted"},
@@ -84,6 +86,21 @@ func TestStopWithBackgroundAgentIsWorking(t *testing.T) {
 		rec, ok, err := reportRecord(Report{Kind: "hook", Event: "Stop", Payload: []byte(`{"hook_event_name":"Stop","background_tasks":` + c.tasks + `}`)})
 		if err != nil || !ok || rec.State != c.want {
 			t.Errorf("Stop with background_tasks %s: %q ok=%v err=%v, want %s", c.tasks, rec.State, ok, err, c.want)
+		}
+	}
+}
+
+func TestSplitKeys(t *testing.T) {
+	for keys, want := range map[string][]string{
+		"\x1b[B\x1b[B\r":  {"\x1b[B", "\x1b[B", "\r"},
+		"\x1b":            {"\x1b"},
+		"1":               {"1"},
+		"\x1bOA\x1b[1;5C": {"\x1bOA", "\x1b[1;5C"},
+		"ja→\r":           {"j", "a", "→", "\r"},
+	} {
+		got := splitKeys(keys)
+		if strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("splitKeys(%q) = %q, want %q", keys, got, want)
 		}
 	}
 }

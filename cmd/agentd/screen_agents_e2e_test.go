@@ -32,8 +32,15 @@ type screenTurn struct {
 func playScreenTurn(t *testing.T, c *client, id string, from *int, work string, turn screenTurn) {
 	t.Helper()
 	c.mustCall("runtime_send", map[string]any{"sessionId": id, "text": turn.send, "submit": true}, nil)
-	c.waitState(id, "working", from, 60*time.Second)
-	b := c.waitPrompt(id, from, 60*time.Second)
+	// working, then blocked; a tool call that comes at once may leave no
+	// screen between the two.
+	b := nextState(c, id, from, 60*time.Second)
+	for b.State != "blocked" || b.Prompt == nil || len(b.Prompt.Options) == 0 {
+		if b.State != "working" && b.State != "blocked" {
+			t.Fatalf("after sending %q: %s (%s), want working or blocked; states %s", turn.send, b.State, b.Reason, strings.Join(c.states(id), " → "))
+		}
+		b = nextState(c, id, from, 60*time.Second)
+	}
 	var labels []string
 	for _, o := range b.Prompt.Options {
 		labels = append(labels, o.Label)
@@ -356,4 +363,46 @@ func optionByLabel(t *testing.T, n stateNote, label string) string {
 	}
 	t.Fatalf("no option %q in %+v", label, n.Prompt)
 	return ""
+}
+
+// The real Grok CLI 0.0.34, offline, hosted by the real agentd. Its menu
+// marks the selection only by colour, so the keys agentd types are arrows
+// counted from the option drawn on cyan: "Yes" (Enter) runs the command;
+// "No" (down, down, Enter) does not.
+func TestGrokEndToEnd(t *testing.T) {
+	bin := requireAgent(t, "grok")
+	d, err := lab.NewDirs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := &fakemodel.Script{Rules: []fakemodel.Rule{
+		{Prompt: "make the file", Reply: fakemodel.Reply{Tool: lab.GrokBash("touch made.txt")}, AfterTool: fakemodel.Reply{Text: "Created made.txt."}},
+		{Prompt: "make another", Reply: fakemodel.Reply{Tool: lab.GrokBash("touch other.txt")}, AfterTool: fakemodel.Reply{Text: "Understood."}},
+	}}
+	l, _, err := lab.Grok(bin, d, script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Cleanup()
+	c := startAgentd(t)
+	var s spawned
+	c.mustCall("session/spawn", map[string]any{"argv": l.Argv, "cwd": d.Work, "env": envMap(l.Env), "cols": 120, "rows": 40}, &s)
+	if s.Agent != "grok" {
+		t.Fatalf("identified as %q, want grok", s.Agent)
+	}
+	from := 0
+	c.waitState(s.SessionID, "idle", &from, 60*time.Second)
+	options := []string{"Yes", "Yes, and don't ask again this session", "No", "No, with feedback"}
+	// Grok draws no completion line: the turns end with outcome unknown.
+	playScreenTurn(t, c, s.SessionID, &from, d.Work, screenTurn{
+		send: "please make the file", question: "Do you want to proceed with this operation?", options: options,
+		answer: "Yes", file: "made.txt", made: true, outcome: "unknown",
+	})
+	playScreenTurn(t, c, s.SessionID, &from, d.Work, screenTurn{
+		send: "now make another", question: "Do you want to proceed with this operation?", options: options,
+		answer: "No", file: "other.txt", made: false, outcome: "unknown",
+	})
+	c.mustCall("session/kill", map[string]any{"sessionId": s.SessionID}, nil)
+	c.waitState(s.SessionID, "exited", &from, 20*time.Second)
+	t.Logf("states: %s", strings.Join(c.states(s.SessionID), " → "))
 }
