@@ -79,6 +79,11 @@ type Input struct {
 	// BracketedPaste false: send text unwrapped even when the agent turned
 	// bracketed paste on (Grok CLI does, then takes the markers as text).
 	BracketedPaste *bool `toml:"bracketed_paste"`
+	// Raw: the agent reads its keys raw, so a ready screen drawn while its
+	// terminal is still in line mode is not ready yet (Grok CLI draws its
+	// composer before it switches, and what is typed then is lost). A
+	// program that reads whole lines leaves this off.
+	Raw bool `toml:"raw"`
 }
 
 // PasteBracketed reports whether text sent to the agent may be wrapped in

@@ -423,7 +423,7 @@ func (s *Session) update() State {
 	}
 	starting := !s.ready && s.manifest.HasIdleRule()
 	lineMode := false
-	if !s.inputRaw && s.manifest.HasIdleRule() && v.State == detect.StateIdle {
+	if !s.inputRaw && s.manifest.Input.Raw && v.State == detect.StateIdle {
 		// A ready composer drawn while the terminal still echoes and
 		// buffers lines: the agent has not switched its input on yet, and
 		// what is typed now is lost (Grok CLI draws its composer first).
