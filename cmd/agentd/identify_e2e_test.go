@@ -1,0 +1,103 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentd/agentd/fixtures/fakemodel"
+	"github.com/agentd/agentd/fixtures/lab"
+)
+
+// Each real agent CLI, started from an interactive shell the way its npm
+// bin shim starts it (node_modules/.bin/<name>: a node script, or a node
+// loader that runs a native binary; Kilo's platform binary directly), is
+// identified from the process table alone: the shell session's agent
+// becomes that agent's manifest while it runs in the foreground. Nothing
+// on screen is needed for it: the foreground process group's name and argv
+// say it (readForeground).
+func TestEachAgentIdentifiedFromTheProcessTable(t *testing.T) {
+	script := &fakemodel.Script{Default: fakemodel.Reply{Text: "Hello."}}
+	type launch func(bin string, d lab.Dirs) (*lab.Launch, error)
+	agents := []struct {
+		name, bin string
+		setup     launch
+	}{
+		{"claude", lab.Bin("claude"), func(bin string, d lab.Dirs) (*lab.Launch, error) {
+			l, _, err := lab.Claude(bin, d, script, lab.ClaudeOptions{})
+			return l, err
+		}},
+		{"codex", lab.Bin("codex"), func(bin string, d lab.Dirs) (*lab.Launch, error) {
+			l, _, err := lab.Codex(bin, d, script, lab.CodexOptions{})
+			return l, err
+		}},
+		{"gemini", lab.Bin("gemini"), func(bin string, d lab.Dirs) (*lab.Launch, error) {
+			l, _, err := lab.Gemini(bin, d, script, lab.GeminiOptions{})
+			return l, err
+		}},
+		{"opencode", lab.Bin("opencode"), func(bin string, d lab.Dirs) (*lab.Launch, error) {
+			l, _, err := lab.OpenCode(bin, d, script)
+			return l, err
+		}},
+		{"copilot", lab.Bin("copilot"), func(bin string, d lab.Dirs) (*lab.Launch, error) {
+			l, _, err := lab.Copilot(bin, d, script)
+			return l, err
+		}},
+		{"qwen", lab.Bin("qwen"), func(bin string, d lab.Dirs) (*lab.Launch, error) {
+			l, _, err := lab.Qwen(bin, d, script)
+			return l, err
+		}},
+		{"pi", lab.Bin("pi"), func(bin string, d lab.Dirs) (*lab.Launch, error) {
+			l, _, err := lab.Pi(bin, d, script)
+			return l, err
+		}},
+		{"grok", lab.Bin("grok"), func(bin string, d lab.Dirs) (*lab.Launch, error) {
+			l, _, err := lab.Grok(bin, d, script)
+			return l, err
+		}},
+		{"kilo", lab.KiloBin(), func(bin string, d lab.Dirs) (*lab.Launch, error) {
+			l, _, err := lab.Kilo(bin, d, script)
+			return l, err
+		}},
+	}
+	c := startAgentd(t)
+	for _, a := range agents {
+		t.Run(a.name, func(t *testing.T) {
+			if _, err := os.Stat(a.bin); err != nil {
+				requireAgent(t, a.name)
+			}
+			d, err := lab.NewDirs(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, err := a.setup(a.bin, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Cleanup()
+			var s spawned
+			env := envMap(append(l.Env, "PS1=$ "), lab.ClaudeUnset...)
+			c.mustCall("session/spawn", map[string]any{"argv": []string{"bash", "--norc", "-i"}, "cwd": d.Work, "env": env, "cols": 120, "rows": 40}, &s)
+			defer c.call("session/kill", map[string]any{"sessionId": s.SessionID}, nil)
+			// The shim by its path, with the launch's arguments.
+			cmd := strings.Join(append([]string{a.bin}, l.Argv[1:]...), " ")
+			c.mustCall("session/input", map[string]any{"sessionId": s.SessionID, "data": cmd + "\r"}, nil)
+			from := 0
+			deadline := time.Now().Add(60 * time.Second)
+			for {
+				n := nextState(c, s.SessionID, &from, time.Until(deadline))
+				if n.Agent == a.name {
+					t.Logf("%s identified: %s (%s)", a.name, n.State, n.Reason)
+					return
+				}
+				if n.Agent != "shell" && n.Agent != "" {
+					t.Fatalf("taken for %s; states %s", n.Agent, strings.Join(c.states(s.SessionID), " → "))
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("never identified as %s; states %s", a.name, strings.Join(c.states(s.SessionID), " → "))
+				}
+			}
+		})
+	}
+}
