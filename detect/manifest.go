@@ -84,7 +84,17 @@ type Input struct {
 	// composer before it switches, and what is typed then is lost). A
 	// program that reads whole lines leaves this off.
 	Raw bool `toml:"raw"`
+	// ReadyAfter: with Raw, the ready screen must also have been up this
+	// long after the terminal left line mode (Grok CLI attaches its key
+	// handler a moment after it switches, and drops what comes before).
+	ReadyAfter string `toml:"ready_after"`
+
+	readyAfter time.Duration
 }
+
+// ReadyDelay is how long after its terminal left line mode a Raw agent's
+// ready screen starts to count.
+func (in Input) ReadyDelay() time.Duration { return in.readyAfter }
 
 // PasteBracketed reports whether text sent to the agent may be wrapped in
 // bracketed-paste markers when the agent asked for them.
@@ -232,6 +242,14 @@ func (m *Manifest) compile(file string, data []byte) error {
 	}
 	if m.Name == "" {
 		return errAt(0, "", "missing name")
+	}
+	m.Input.readyAfter = 0
+	if m.Input.ReadyAfter != "" {
+		d, err := time.ParseDuration(m.Input.ReadyAfter)
+		if err != nil || d < 0 || d > 10*time.Second {
+			return errAt(lineOf(data, "ready_after", 0), "", "input.ready_after %q: want a duration from 0 to 10s, such as \"1s\"", m.Input.ReadyAfter)
+		}
+		m.Input.readyAfter = d
 	}
 	if len(m.Rules) > MaxRules {
 		return errAt(0, "", "%d rules, at most %d allowed", len(m.Rules), MaxRules)

@@ -66,10 +66,11 @@ type Session struct {
 	// inputRaw: the agent's terminal has been seen out of line mode once;
 	// after that its mode is not looked at again.
 	inputRaw bool
-	input    bool   // someone wrote to the agent since it started
-	answered string // the promptId last answered, until it leaves the screen
-	typedAt  string // the prompt a person typed at, by promptId
-	promptID string // the last prompt seen on screen
+	rawAt    time.Time // when the terminal was first seen out of line mode
+	input    bool      // someone wrote to the agent since it started
+	answered string    // the promptId last answered, until it leaves the screen
+	typedAt  string    // the prompt a person typed at, by promptId
+	promptID string    // the last prompt seen on screen
 	promptAt time.Time
 
 	// What the screen said.
@@ -427,11 +428,22 @@ func (s *Session) update() State {
 		// A ready composer drawn while the terminal still echoes and
 		// buffers lines: the agent has not switched its input on yet, and
 		// what is typed now is lost (Grok CLI draws its composer first).
-		// Look again shortly: entering raw mode writes nothing.
-		if lineMode = canonical(s.ptmx); lineMode {
+		// Look again shortly: entering raw mode writes nothing. Some take
+		// their keys only a moment later still (input.ready_after).
+		switch {
+		case canonical(s.ptmx):
+			lineMode, s.rawAt = true, time.Time{}
 			s.recheckLocked(readyRecheck)
-		} else {
-			s.inputRaw = true
+		case s.rawAt.IsZero():
+			s.rawAt = time.Now()
+			fallthrough
+		default:
+			if wait := s.manifest.Input.ReadyDelay() - time.Since(s.rawAt); wait > 0 {
+				lineMode = true
+				s.recheckLocked(wait)
+			} else {
+				s.inputRaw = true
+			}
 		}
 	}
 	next := decide(evidence{screen: v, report: rep, current: s.state, seen: s.seen, input: s.input, starting: starting, lineMode: lineMode, knowsIdle: s.manifest.HasIdleRule(), fg: fg})

@@ -119,6 +119,14 @@ func decide(e evidence) State {
 		// the session read done.)
 		return e.current
 	}
+	if e.knowsIdle && e.current.Name == Blocked && st.Source == SourceScreen && st.Name == Idle && e.screen.Unmatched() {
+		// The prompt has just gone and the next frame is not drawn yet:
+		// an answered prompt resumes the turn. Rules that know the ready
+		// screen did not see it, so the turn has not ended (Copilot's box
+		// leaves a frame before its tool row; done there came before the
+		// approved command ran).
+		return State{Name: Working, Source: SourceScreen, Reason: e.screen.Reason}
+	}
 	prev := e.current.Name
 	switch st.Name {
 	case Idle:
