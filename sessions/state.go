@@ -64,7 +64,8 @@ type evidence struct {
 	// knowsIdle: the agent's rules can recognise its ready screen.
 	knowsIdle bool
 	// lineMode: the screen reads idle but the terminal is still in line
-	// mode, as it is before a full-screen agent takes its input raw.
+	// mode, as it is before a full-screen agent takes its input raw (or
+	// left it less than the manifest's input.ready_after ago).
 	lineMode bool
 	// fg is what the process table says runs in a shell session.
 	fg foreground

@@ -77,9 +77,8 @@ func TestEachAgentIdentifiedFromTheProcessTable(t *testing.T) {
 			}
 			defer l.Cleanup()
 			var s spawned
-			env := envMap(append(l.Env, "PS1=$ "), lab.ClaudeUnset...)
+			env := envMap(append(l.Env, "PS1=$ "), append(lab.ClaudeUnset, "CI")...)
 			c.mustCall("session/spawn", map[string]any{"argv": []string{"bash", "--norc", "-i"}, "cwd": d.Work, "env": env, "cols": 120, "rows": 40}, &s)
-			defer c.call("session/kill", map[string]any{"sessionId": s.SessionID}, nil)
 			// The shim by its path, with the launch's arguments.
 			cmd := strings.Join(append([]string{a.bin}, l.Argv[1:]...), " ")
 			c.mustCall("session/input", map[string]any{"sessionId": s.SessionID, "data": cmd + "\r"}, nil)
@@ -89,6 +88,9 @@ func TestEachAgentIdentifiedFromTheProcessTable(t *testing.T) {
 				n := nextState(c, s.SessionID, &from, time.Until(deadline))
 				if n.Agent == a.name {
 					t.Logf("%s identified: %s (%s)", a.name, n.State, n.Reason)
+					// Its files in the temporary HOME go only once it has.
+					c.mustCall("session/kill", map[string]any{"sessionId": s.SessionID}, nil)
+					c.waitState(s.SessionID, "exited", &from, 30*time.Second)
 					return
 				}
 				if n.Agent != "shell" && n.Agent != "" {

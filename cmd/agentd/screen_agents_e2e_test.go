@@ -13,6 +13,13 @@ import (
 	"github.com/agentd/agentd/fixtures/lab"
 )
 
+// interactiveEnv is a launch's environment for session/spawn, with CI
+// unset: agentd passes its own environment on, and under CI=true (as
+// .ci/run sets) Ink-based agents stop redrawing and taking keys (Grok
+// stalled on its logo) and Copilot draws another composer. A person's
+// agent does not run with CI set.
+func interactiveEnv(env []string) map[string]*string { return envMap(env, "CI") }
+
 // screenTurn is one permission turn of a screen-read agent, driven through
 // the real agentd: runtime_send → working → blocked with the options the
 // recordings have → runtime_answer by the option's label → the turn's end.
@@ -118,7 +125,7 @@ func TestCopilotEndToEnd(t *testing.T) {
 	}()
 	c := startAgentd(t)
 	var s spawned
-	c.mustCall("session/spawn", map[string]any{"argv": l.Argv, "cwd": d.Work, "env": envMap(l.Env), "cols": 120, "rows": 40}, &s)
+	c.mustCall("session/spawn", map[string]any{"argv": l.Argv, "cwd": d.Work, "env": interactiveEnv(l.Env), "cols": 120, "rows": 40}, &s)
 	if s.Agent != "copilot" {
 		t.Fatalf("identified as %q, want copilot", s.Agent)
 	}
@@ -186,7 +193,7 @@ func TestQwenEndToEnd(t *testing.T) {
 	}()
 	c := startAgentd(t)
 	var s spawned
-	c.mustCall("session/spawn", map[string]any{"argv": l.Argv, "cwd": d.Work, "env": envMap(l.Env), "cols": 120, "rows": 40}, &s)
+	c.mustCall("session/spawn", map[string]any{"argv": l.Argv, "cwd": d.Work, "env": interactiveEnv(l.Env), "cols": 120, "rows": 40}, &s)
 	if s.Agent != "qwen" {
 		t.Fatalf("identified as %q, want qwen", s.Agent)
 	}
@@ -234,7 +241,7 @@ func TestPiEndToEnd(t *testing.T) {
 	defer l.Cleanup()
 	c := startAgentd(t)
 	var s spawned
-	c.mustCall("session/spawn", map[string]any{"argv": l.Argv, "cwd": d.Work, "env": envMap(l.Env), "cols": 120, "rows": 40}, &s)
+	c.mustCall("session/spawn", map[string]any{"argv": l.Argv, "cwd": d.Work, "env": interactiveEnv(l.Env), "cols": 120, "rows": 40}, &s)
 	if s.Agent != "pi" {
 		t.Fatalf("identified as %q, want pi", s.Agent)
 	}
@@ -295,7 +302,7 @@ func TestKiloEndToEnd(t *testing.T) {
 	defer l.Cleanup()
 	c := startAgentd(t)
 	var s spawned
-	c.mustCall("session/spawn", map[string]any{"argv": l.Argv, "cwd": d.Work, "env": envMap(l.Env), "cols": 120, "rows": 40}, &s)
+	c.mustCall("session/spawn", map[string]any{"argv": l.Argv, "cwd": d.Work, "env": interactiveEnv(l.Env), "cols": 120, "rows": 40}, &s)
 	if s.Agent != "kilo" {
 		t.Fatalf("identified as %q, want kilo", s.Agent)
 	}
@@ -386,7 +393,7 @@ func TestGrokEndToEnd(t *testing.T) {
 	defer l.Cleanup()
 	c := startAgentd(t)
 	var s spawned
-	c.mustCall("session/spawn", map[string]any{"argv": l.Argv, "cwd": d.Work, "env": envMap(l.Env), "cols": 120, "rows": 40}, &s)
+	c.mustCall("session/spawn", map[string]any{"argv": l.Argv, "cwd": d.Work, "env": interactiveEnv(l.Env), "cols": 120, "rows": 40}, &s)
 	if s.Agent != "grok" {
 		t.Fatalf("identified as %q, want grok", s.Agent)
 	}
