@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"errors"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -35,6 +36,27 @@ func (e *StaleError) Error() string {
 	return "the prompt answered (" + e.Answered + ") is no longer the one on screen"
 }
 
+// ErrNotTaken: the text sent to an agent never showed on its screen, so
+// agentd did not press Enter.
+var ErrNotTaken = errors.New("the agent did not take the text (it never showed on screen); nothing was submitted")
+
+// typedWait bounds how long Send waits for a raw agent to show its text.
+const typedWait = 2 * time.Second
+
+// awaitTyped waits, bounded, until text shows on the screen.
+func (s *Session) awaitTyped(text string) bool {
+	deadline := time.Now().Add(typedWait)
+	for {
+		if strings.Contains(s.term.Snapshot().Text(), text) {
+			return true
+		}
+		if time.Now().After(deadline) || s.isExited() {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // answerWait bounds how long an answer waits for its prompt to leave.
 const answerWait = 3 * time.Second
 
@@ -66,6 +88,20 @@ func (s *Session) Send(text string, submit bool) error {
 	s.mu.Unlock()
 	if err := s.write(payload); err != nil {
 		return err
+	}
+	s.mu.Lock()
+	raw := s.manifest.Input.Raw
+	s.mu.Unlock()
+	if submit && raw && text != "" && !s.awaitTyped(text) {
+		// A raw agent that dropped what was typed (Grok CLI, just after
+		// it switched its keys on) shows none of it: typing it again
+		// cannot double it. Enter goes only after the text is seen.
+		if err := s.write(payload); err != nil {
+			return err
+		}
+		if !s.awaitTyped(text) {
+			return ErrNotTaken
+		}
 	}
 	if submit {
 		// Some agents take a paste and the Enter that follows in one read
