@@ -57,6 +57,14 @@ func (s *Session) awaitTyped(text string) bool {
 	}
 }
 
+// showsStart reports whether the screen shows the first few characters of
+// text: part of it may have been taken.
+func (s *Session) showsStart(text string) bool {
+	start := []rune(text)
+	start = start[:min(len(start), 3)]
+	return strings.Contains(s.term.Snapshot().Text(), string(start))
+}
+
 // answerWait bounds how long an answer waits for its prompt to leave.
 const answerWait = 3 * time.Second
 
@@ -78,7 +86,7 @@ func (s *Session) Send(text string, submit bool) error {
 	}
 	payload := []byte(text)
 	s.mu.Lock()
-	bracketed := s.manifest.PasteBracketed()
+	bracketed, raw := s.manifest.PasteBracketed(), s.manifest.Input.Raw
 	s.mu.Unlock()
 	if bracketed && s.term.BracketedPaste() && text != "" {
 		payload = append(append([]byte("\x1b[200~"), payload...), []byte("\x1b[201~")...)
@@ -89,13 +97,14 @@ func (s *Session) Send(text string, submit bool) error {
 	if err := s.write(payload); err != nil {
 		return err
 	}
-	s.mu.Lock()
-	raw := s.manifest.Input.Raw
-	s.mu.Unlock()
 	if submit && raw && text != "" && !s.awaitTyped(text) {
 		// A raw agent that dropped what was typed (Grok CLI, just after
-		// it switched its keys on) shows none of it: typing it again
-		// cannot double it. Enter goes only after the text is seen.
+		// it switched its keys on) shows none of it: only then is typing
+		// it again sure not to double it. Enter goes only after the text
+		// is seen.
+		if s.showsStart(text) {
+			return ErrNotTaken
+		}
 		if err := s.write(payload); err != nil {
 			return err
 		}
