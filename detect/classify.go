@@ -357,6 +357,25 @@ func (p *PromptParser) regionOr(def string) string {
 	return def
 }
 
+// labelWithoutKeyBrackets is the option's label matched by m on row. A key
+// hint drawn inside the label in brackets, "[A]llow" or "(y)es", is read
+// as the word alone ("Allow", "yes"): the key stays the key group's.
+func labelWithoutKeyBrackets(row string, m []int, labelIdx, keyIdx int) string {
+	if labelIdx < 0 || m[2*labelIdx] < 0 {
+		return ""
+	}
+	from, to := m[2*labelIdx], m[2*labelIdx+1]
+	label := row[from:to]
+	if keyIdx >= 0 && m[2*keyIdx] > from && m[2*keyIdx+1] < to {
+		kf, kt := m[2*keyIdx], m[2*keyIdx+1]
+		open, close := row[kf-1], row[kt]
+		if (open == '[' && close == ']') || (open == '(' && close == ')') {
+			label = row[from:kf-1] + row[kf:kt] + row[kt+1:to]
+		}
+	}
+	return strings.TrimSpace(label)
+}
+
 // extract reads the prompt's options and question from the region's rows,
 // on a screen cols wide (0: unknown). styles are the rows' Style bytes, or
 // nil when the screen has none.
@@ -381,7 +400,7 @@ func (p *PromptParser) extract(rows, styles []string, cols int) *Prompt {
 	}
 	parse := func(row string, m []int) found {
 		return found{row: row, key: group(row, m, keyIdx), opt: Option{
-			Label:       group(row, m, labelIdx),
+			Label:       labelWithoutKeyBrackets(row, m, labelIdx, keyIdx),
 			ID:          group(row, m, idIdx),
 			Description: group(row, m, descIdx),
 			Selected:    group(row, m, selIdx) != "",
@@ -529,19 +548,27 @@ func (p *PromptParser) wrappedQuestion(rows []string, q, cols int) string {
 // boxRunes draw boxes: a row with them is no wrapped paragraph.
 const boxRunes = "│┃╭╮╰╯┌┐└┘├┤"
 
-// pick is the question a row holds, or "".
+// pick is the question a row holds, or "": the question group, else the
+// first group that matched (so each branch of an alternation can hold its
+// own), else the whole match. Runs of spaces read as one: a heading padded
+// apart from its page counter ("Tips      1 of 3") is one line of text.
 func (p *PromptParser) pick(row string) string {
 	m := p.question.FindStringSubmatch(row)
 	if m == nil {
 		return ""
 	}
+	q := m[0]
 	if i := p.question.SubexpIndex("question"); i > 0 && m[i] != "" {
-		return strings.TrimSpace(m[i])
+		q = m[i]
+	} else {
+		for _, g := range m[1:] {
+			if g != "" {
+				q = g
+				break
+			}
+		}
 	}
-	if len(m) > 1 && m[1] != "" {
-		return strings.TrimSpace(m[1])
-	}
-	return strings.TrimSpace(m[0])
+	return strings.Join(strings.Fields(q), " ")
 }
 
 // questionRow is the row of the question that heads the menu: the nearest

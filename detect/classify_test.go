@@ -120,3 +120,36 @@ selected_style = "background"
 		t.Errorf("an unknown style: %v", err)
 	}
 }
+
+// A key drawn in brackets inside its label ("[A]llow [D]eny") is the key;
+// the label reads as the word. A question padded apart from its counter
+// reads with one space, and each branch of an alternation may hold it.
+func TestKeyInsideLabelAndPaddedQuestion(t *testing.T) {
+	m, err := detect.ParseManifest("letters.toml", []byte(`name = "letters"
+[[rule]]
+id = "ask"
+state = "blocked"
+match = ['\[A\]llow']
+prompt = "ask"
+[prompt.ask]
+kind = "permission"
+question = '^Step (\d\s+of \d)$|^(Run\s+\S+\?)\s*$'
+option = '(?P<label>\[(?P<key>[A-Z])\]\w+)'
+keys = "{key}"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := m.Classify(detect.Screen{Cols: 40, Rows: 3, Lines: []string{"Run  make?", " [A]llow [D]eny"}})
+	if v.Prompt == nil || v.Prompt.Question != "Run make?" || len(v.Prompt.Options) != 2 {
+		t.Fatalf("prompt %+v", v.Prompt)
+	}
+	for i, want := range []struct{ label, keys string }{{"Allow", "A"}, {"Deny", "D"}} {
+		if o := v.Prompt.Options[i]; o.Label != want.label || o.Keys != want.keys {
+			t.Errorf("option %d = %q keys %q, want %q keys %q", i, o.Label, o.Keys, want.label, want.keys)
+		}
+	}
+	if v := m.Classify(detect.Screen{Cols: 40, Rows: 3, Lines: []string{"Step 2     of 3", " [A]llow [D]eny"}}); v.Prompt == nil || v.Prompt.Question != "2 of 3" {
+		t.Fatalf("second branch's question: %+v", v.Prompt)
+	}
+}

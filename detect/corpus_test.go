@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -231,6 +232,9 @@ func TestNoFalseBlocked(t *testing.T) {
 	}
 }
 
+// keyInBrackets is a one-letter key hint in brackets inside a word.
+var keyInBrackets = regexp.MustCompile(`\[(\w)\]|\((\w)\)`)
+
 // TestOptionsComeFromTheMenu fails if any capture's option list holds a row
 // from above its question: a numbered list there (a plan's steps, an
 // answer) is prose, and answering it would type another option's key.
@@ -277,8 +281,14 @@ func TestOptionsComeFromTheMenu(t *testing.T) {
 			t.Errorf("%s: question %q is not on screen", c.Path, v.Prompt.Question)
 			continue
 		}
+		// A label read from "[A]llow" is "Allow": find it with the key
+		// hints' brackets dropped.
+		unbracketed := make([]string, len(sc.Lines))
+		for i, l := range sc.Lines {
+			unbracketed[i] = keyInBrackets.ReplaceAllString(l, "$1$2")
+		}
 		for _, o := range v.Prompt.Options {
-			if row := lastRow(sc.Lines, head(o.Label)); row < q {
+			if row := lastRow(unbracketed, head(o.Label)); row < q {
 				t.Errorf("%s: option %q (row %d) is above the question %q (row %d)", c.Path, o.Label, row, v.Prompt.Question, q)
 			}
 		}

@@ -12,7 +12,8 @@ import (
 
 // Each real agent CLI, started from an interactive shell the way its npm
 // bin shim starts it (node_modules/.bin/<name>: a node script, or a node
-// loader that runs a native binary; Kilo's platform binary directly), is
+// loader that runs a native binary; Kilo's and Droid's platform binaries
+// directly), is
 // identified from the process table alone: the shell session's agent
 // becomes that agent's manifest while it runs in the foreground. Nothing
 // on screen is needed for it: the foreground process group's name and argv
@@ -58,6 +59,14 @@ func TestEachAgentIdentifiedFromTheProcessTable(t *testing.T) {
 		}},
 		{"kilo", lab.KiloBin(), func(bin string, d lab.Dirs) (*lab.Launch, error) {
 			l, _, err := lab.Kilo(bin, d, script)
+			return l, err
+		}},
+		{"droid", lab.DroidBin(), func(bin string, d lab.Dirs) (*lab.Launch, error) {
+			l, _, err := lab.Droid(bin, d, script)
+			return l, err
+		}},
+		{"auggie", lab.Bin("auggie"), func(bin string, d lab.Dirs) (*lab.Launch, error) {
+			l, _, err := lab.Auggie(bin, d, script)
 			return l, err
 		}},
 	}
