@@ -255,7 +255,7 @@ func (s *Session) Prompt(text string) error {
 		s.mu.Unlock()
 		return ErrTurnRunning
 	}
-	s.acp.turn, s.acp.ended, s.input, s.acp.authNeeded = true, false, true, ""
+	s.acp.turn, s.acp.ended, s.task, s.acp.authNeeded = true, false, true, ""
 	s.mu.Unlock()
 	s.update()
 	go func() {
@@ -319,7 +319,6 @@ func (s *Session) answerACP(promptID, optionID string) (State, error) {
 		return st, err
 	}
 	s.mu.Lock()
-	s.input = true
 	delete(s.acp.keys, promptID)
 	s.mu.Unlock()
 	return s.update(), nil

@@ -40,22 +40,8 @@ func (e *StaleError) Error() string {
 // agentd did not press Enter.
 var ErrNotTaken = errors.New("the agent did not take the text (it never showed on screen); nothing was submitted")
 
-// typedWait bounds how long Send waits for a raw agent to show its text.
+// typedWait bounds how long Send waits for an agent to show its text.
 const typedWait = 2 * time.Second
-
-// awaitTyped waits, bounded, until text shows on the screen.
-func (s *Session) awaitTyped(text string) bool {
-	deadline := time.Now().Add(typedWait)
-	for {
-		if strings.Contains(s.term.Snapshot().Text(), text) {
-			return true
-		}
-		if time.Now().After(deadline) || s.isExited() {
-			return false
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
 
 // showsStart reports whether the screen shows the first few characters of
 // text: part of it may have been taken.
@@ -88,16 +74,20 @@ func (s *Session) Send(text string, submit bool) error {
 	s.mu.Lock()
 	bracketed, raw := s.manifest.PasteBracketed(), s.manifest.Input.Raw
 	s.mu.Unlock()
+	// The end of the text, and how often the screen shows it already (a
+	// task sent twice is in the transcript): Enter waits for one more.
+	tail := textTail(text)
+	shown := strings.Count(s.term.Snapshot().Text(), tail)
 	if bracketed && s.term.BracketedPaste() && text != "" {
 		payload = append(append([]byte("\x1b[200~"), payload...), []byte("\x1b[201~")...)
 	}
 	s.mu.Lock()
-	s.input = true
+	s.task = true
 	s.mu.Unlock()
 	if err := s.write(payload); err != nil {
 		return err
 	}
-	if submit && raw && text != "" && !s.awaitTyped(text) {
+	if submit && raw && text != "" && !s.awaitMore(text, 0) {
 		// A raw agent that dropped what was typed (Grok CLI, just after
 		// it switched its keys on) shows none of it: only then is typing
 		// it again sure not to double it. Enter goes only after the text
@@ -108,17 +98,46 @@ func (s *Session) Send(text string, submit bool) error {
 		if err := s.write(payload); err != nil {
 			return err
 		}
-		if !s.awaitTyped(text) {
+		if !s.awaitMore(text, 0) {
 			return ErrNotTaken
 		}
 	}
 	if submit {
-		// Some agents take a paste and the Enter that follows in one read
-		// as a newline inside the paste; let the paste land first.
+		// An agent that reads the paste and the Enter after it in one read
+		// takes the Enter as a newline inside the paste (Auggie did under
+		// load, with 30 ms between them): Enter goes once the text's end
+		// shows on screen, or after typedWait where it never does (input
+		// the agent does not echo, or wrapped at its end).
+		if tail != "" && !raw {
+			s.awaitMore(tail, shown)
+		}
 		time.Sleep(30 * time.Millisecond)
 		return s.write([]byte("\r"))
 	}
 	return nil
+}
+
+// textTail is the last few characters of text's last line: what shows on
+// screen once the whole text has landed.
+func textTail(text string) string {
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	last := []rune(strings.TrimSpace(lines[len(lines)-1]))
+	return string(last[max(len(last)-12, 0):])
+}
+
+// awaitMore waits, at most typedWait, until the screen shows tail more
+// than n times (n = 0: at all).
+func (s *Session) awaitMore(tail string, n int) bool {
+	deadline := time.Now().Add(typedWait)
+	for {
+		if strings.Count(s.term.Snapshot().Text(), tail) > n {
+			return true
+		}
+		if time.Now().After(deadline) || s.isExited() {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // Answer chooses optionID (or types text, where the prompt takes free text)
@@ -176,7 +195,6 @@ func (s *Session) Answer(promptID, optionID, text string) (State, error) {
 	if s.report != nil {
 		s.answeredSeq = s.report.seq
 	}
-	s.input = true
 	s.mu.Unlock()
 	if err := s.writeKeys(keys, st.Prompt.KeyGap); err != nil {
 		return st, err

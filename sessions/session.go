@@ -67,10 +67,14 @@ type Session struct {
 	// after that its mode is not looked at again.
 	inputRaw bool
 	rawAt    time.Time // when the terminal was first seen out of line mode
-	input    bool      // someone wrote to the agent since it started
-	answered string    // the promptId last answered, until it leaves the screen
-	typedAt  string    // the prompt a person typed at, by promptId
-	promptID string    // the last prompt seen on screen
+	// task: the person gave the agent work since the session last read
+	// idle (text sent, or keys typed while no prompt waited). Answering a
+	// prompt is not a task: a folder-trust or first-run page answered
+	// before any work leaves the agent idle, not done.
+	task     bool
+	answered string // the promptId last answered, until it leaves the screen
+	typedAt  string // the prompt a person typed at, by promptId
+	promptID string // the last prompt seen on screen
 	promptAt time.Time
 
 	// What the screen said.
@@ -446,10 +450,16 @@ func (s *Session) update() State {
 			}
 		}
 	}
-	next := decide(evidence{screen: v, report: rep, current: s.state, seen: s.seen, input: s.input, starting: starting, lineMode: lineMode, knowsIdle: s.manifest.HasIdleRule(), fg: fg})
+	next := decide(evidence{screen: v, report: rep, current: s.state, seen: s.seen, task: s.task, starting: starting, lineMode: lineMode, knowsIdle: s.manifest.HasIdleRule(), fg: fg})
 	next.Agent = s.manifest.Name
 	if next.Name == Working || next.Name == Blocked {
 		s.seen = false
+	}
+	if next.Name == Idle && s.state.Name != Idle {
+		// The turn is over and seen (or there was none): the next one
+		// needs a task of its own. Not while idle, where a task just sent
+		// still shows as a draft in the composer.
+		s.task = false
 	}
 	if next.Prompt != nil && next.Prompt.ID != s.promptID {
 		s.promptID, s.promptAt = next.Prompt.ID, time.Now()
@@ -732,8 +742,8 @@ func (s *Session) markSeen(input bool) {
 	if s.state.Name == Done {
 		s.seen = true
 	}
-	if input {
-		s.input = true
+	if input && s.state.Name != Blocked {
+		s.task = true
 	}
 	s.mu.Unlock()
 	if input {

@@ -57,7 +57,7 @@ type evidence struct {
 	report  *report // the newest report the agent made of itself, nil when none
 	current State   // the state reported so far
 	seen    bool    // the person saw the end of the current turn
-	input   bool    // someone wrote to the agent since it started
+	task    bool    // the person gave the agent work since it last read idle
 	// starting: the agent's rules can recognise its ready screen and have
 	// not yet matched anything, nor has it reported a state.
 	starting bool
@@ -133,8 +133,9 @@ func decide(e evidence) State {
 	case Idle:
 		// A turn that ended without a completion line on screen is still a
 		// turn that ended; and a report of idle does not mean the person
-		// saw the result.
-		if !e.seen && e.input && (prev == Working || prev == Blocked) {
+		// saw the result. Without a task there was no turn: an agent
+		// busy at start-up, or a first-run page answered, is idle.
+		if !e.seen && e.task && (prev == Working || prev == Blocked) {
 			st = State{Name: Done, Outcome: "unknown", Source: st.Source, Reason: st.Reason}
 		} else if !e.seen && prev == Done {
 			st = e.current
