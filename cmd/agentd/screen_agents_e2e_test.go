@@ -88,11 +88,29 @@ func playScreenTurn(t *testing.T, c *client, id string, from *int, work string, 
 	c.waitState(id, "idle", from, 10*time.Second)
 }
 
+// waitIdleNoDone waits for idle after a first-run prompt was answered: no
+// task was given, so no turn ended, and no state on the way is done.
+func waitIdleNoDone(t *testing.T, c *client, id string, from *int) {
+	t.Helper()
+	start := *from
+	c.waitState(id, "idle", from, 30*time.Second)
+	c.mu.Lock()
+	notes := c.notes[start:*from]
+	c.mu.Unlock()
+	for _, n := range notes {
+		var st stateNote
+		if n.Method == "session/state" && json.Unmarshal(n.Params, &st) == nil && st.SessionID == id && st.State == "done" {
+			t.Fatalf("done (%s) after a first-run prompt answered before any task; states %s", st.Reason, strings.Join(c.states(id), " → "))
+		}
+	}
+}
+
 // The real Copilot CLI 1.0.102, offline with its own model, hosted by the
-// real agentd: the folder trust dialog answered from the editor → idle →
-// a shell command approved (it runs) → done (Copilot shows no completion
-// line, so the outcome is unknown) → a second one rejected with option 3,
-// whose key is Esc (it does not run) → done, interrupted.
+// real agentd: the folder trust dialog answered from the editor → idle
+// (no task was given, so no turn ended) → a shell command approved (it
+// runs) → done, completed (the model's reply is the last block) → a second
+// one rejected with option 3, whose key is Esc (it does not run) → done,
+// interrupted.
 func TestCopilotEndToEnd(t *testing.T) {
 	bin := requireAgent(t, "copilot")
 	d, err := lab.NewDirs(t.TempDir())
@@ -135,17 +153,12 @@ func TestCopilotEndToEnd(t *testing.T) {
 		t.Fatalf("first prompt = %+v, want the folder trust dialog", trust.Prompt)
 	}
 	c.mustCall("runtime_answer", map[string]any{"sessionId": s.SessionID, "promptId": trust.Prompt.PromptID, "optionId": "1"}, nil)
-	// An answered blocker that leaves the agent waiting is the end of a
-	// "turn" the session layer reports as done until it is seen.
-	c.waitState(s.SessionID, "done", &from, 30*time.Second)
-	c.mustCall("session/seen", map[string]any{"sessionId": s.SessionID}, nil)
-	c.waitState(s.SessionID, "idle", &from, 30*time.Second)
+	waitIdleNoDone(t, c, s.SessionID, &from)
 	playScreenTurn(t, c, s.SessionID, &from, d.Work, screenTurn{
 		send:     "please make the file",
 		question: "Do you want to run this command?",
 		options:  []string{"Yes", "Yes, and don't ask again for `sleep` and `touch` in this directory", "No, and tell Copilot what to do differently"},
-		// Copilot draws no completion line: the turn ended, how is unknown.
-		answer: "Yes", file: "made.txt", made: true, outcome: "unknown",
+		answer:   "Yes", file: "made.txt", made: true, outcome: "completed",
 	})
 	playScreenTurn(t, c, s.SessionID, &from, d.Work, screenTurn{
 		send:     "now make another",
@@ -199,12 +212,11 @@ func TestQwenEndToEnd(t *testing.T) {
 	}
 	from := 0
 	c.waitState(s.SessionID, "idle", &from, 90*time.Second)
-	// Qwen draws no completion line: the turn ended, how is unknown.
 	playScreenTurn(t, c, s.SessionID, &from, d.Work, screenTurn{
 		send:     "please make the file",
 		question: "Allow execution of: 'touch'?",
 		options:  []string{"Yes, allow once", "Always allow run 'touch *' commands in this project", "Always allow run 'touch *' commands for this user", "No, suggest changes"},
-		answer:   "Yes, allow once", file: "made.txt", made: true, outcome: "unknown",
+		answer:   "Yes, allow once", file: "made.txt", made: true, outcome: "completed",
 	})
 	playScreenTurn(t, c, s.SessionID, &from, d.Work, screenTurn{
 		send:     "now make another",
@@ -400,14 +412,16 @@ func TestGrokEndToEnd(t *testing.T) {
 	from := 0
 	c.waitState(s.SessionID, "idle", &from, 60*time.Second)
 	options := []string{"Yes", "Yes, and don't ask again this session", "No", "No, with feedback"}
-	// Grok draws no completion line: the turns end with outcome unknown.
+	// Grok draws no completion line, but its last block is the model's
+	// reply ("⏺ text", no "⎿" result under it). After "No" the model is
+	// told and replies, so that turn completes too.
 	playScreenTurn(t, c, s.SessionID, &from, d.Work, screenTurn{
 		send: "please make the file", question: "Do you want to proceed with this operation?", options: options,
-		answer: "Yes", file: "made.txt", made: true, outcome: "unknown",
+		answer: "Yes", file: "made.txt", made: true, outcome: "completed",
 	})
 	playScreenTurn(t, c, s.SessionID, &from, d.Work, screenTurn{
 		send: "now make another", question: "Do you want to proceed with this operation?", options: options,
-		answer: "No", file: "other.txt", made: false, outcome: "unknown",
+		answer: "No", file: "other.txt", made: false, outcome: "completed",
 	})
 	c.mustCall("session/kill", map[string]any{"sessionId": s.SessionID}, nil)
 	c.waitState(s.SessionID, "exited", &from, 20*time.Second)
@@ -418,6 +432,130 @@ func TestGrokEndToEnd(t *testing.T) {
 // for a program agentd has never heard of (a bash script named deployer,
 // not an agent CLI) makes it identified from the process alone, classified
 // (idle, working, blocked with its options) and answerable, with no
+
+// The real Droid 0.225.2, offline with a bring-your-own model and a
+// stand-in for Factory's account service, hosted by the real agentd: the
+// folder trust page answered from the editor → idle → a command approved
+// ("Yes, allow", chosen by the bold the arrows move) runs → done,
+// completed → a second one refused with "No, cancel" does not run → done,
+// interrupted.
+func TestDroidEndToEnd(t *testing.T) {
+	bin := lab.DroidBin()
+	if _, err := os.Stat(bin); err != nil {
+		requireAgent(t, "droid") // skips or fails with the install hint
+	}
+	d, err := lab.NewDirs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := &fakemodel.Script{Rules: []fakemodel.Rule{
+		lab.DroidRule("make the file", fakemodel.Reply{Tool: lab.DroidExecute("sleep 1 && touch made.txt", "Create the made file")}, "Created made.txt."),
+		lab.DroidRule("make another", fakemodel.Reply{Tool: lab.DroidExecute("touch other.txt", "Create the other file")}, "Created other.txt."),
+	}}
+	l, srv, err := lab.Droid(bin, d, script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Cleanup()
+	defer func() {
+		if t.Failed() {
+			for i, r := range srv.Requests() {
+				t.Logf("model request %d: %s last=%.60q toolResult=%v", i, r.Path, r.LastUser, r.ToolResult)
+			}
+		}
+	}()
+	c := startAgentd(t)
+	var s spawned
+	c.mustCall("session/spawn", map[string]any{"argv": l.Argv, "cwd": d.Work, "env": interactiveEnv(l.Env), "cols": 120, "rows": 40}, &s)
+	if s.Agent != "droid" {
+		t.Fatalf("identified as %q, want droid", s.Agent)
+	}
+	from := 0
+	trust := c.waitPrompt(s.SessionID, &from, 90*time.Second)
+	if trust.Prompt.Kind != "trust" || trust.Prompt.Question != "Trust this folder?" {
+		t.Fatalf("first prompt = %+v, want the folder trust page", trust.Prompt)
+	}
+	c.mustCall("runtime_answer", map[string]any{"sessionId": s.SessionID, "promptId": trust.Prompt.PromptID, "optionId": optionByLabel(t, trust, "Trust this folder")}, nil)
+	waitIdleNoDone(t, c, s.SessionID, &from)
+	options := []string{"Yes, allow", "Yes, and always allow medium impact commands (all commands that are reversible)", "No, cancel"}
+	playScreenTurn(t, c, s.SessionID, &from, d.Work, screenTurn{
+		send: "please make the file", question: "Command to approve", options: options,
+		answer: "Yes, allow", file: "made.txt", made: true, outcome: "completed",
+	})
+	playScreenTurn(t, c, s.SessionID, &from, d.Work, screenTurn{
+		send: "now make another", question: "Command to approve", options: options,
+		answer: "No, cancel", file: "other.txt", made: false, outcome: "interrupted",
+	})
+	c.mustCall("session/kill", map[string]any{"sessionId": s.SessionID}, nil)
+	c.waitState(s.SessionID, "exited", &from, 20*time.Second)
+	t.Logf("states: %s", strings.Join(c.states(s.SessionID), " → "))
+}
+
+// The real Auggie 0.36.0, offline against a fake Augment tenant, hosted by
+// the real agentd: its four first-run pages and the indexing question
+// answered from the editor → idle → a command allowed ("[A]llow", typed
+// as its letter) runs → done → a second one denied ("[D]eny") does not
+// run; the model is told and replies → done.
+func TestAuggieEndToEnd(t *testing.T) {
+	bin := requireAgent(t, "auggie")
+	d, err := lab.NewDirs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := &fakemodel.Script{Rules: []fakemodel.Rule{
+		lab.AuggieRule("make the file", lab.AuggieLaunch("sleep 1 && touch made.txt"), "Created made.txt."),
+		lab.AuggieRule("make another", lab.AuggieLaunch("touch other.txt"), "Created other.txt."),
+	}}
+	l, srv, err := lab.Auggie(bin, d, script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Cleanup()
+	defer func() {
+		if t.Failed() {
+			for i, r := range srv.Requests() {
+				t.Logf("model request %d: %s last=%.60q toolResult=%v", i, r.Path, r.LastUser, r.ToolResult)
+			}
+		}
+	}()
+	c := startAgentd(t)
+	var s spawned
+	c.mustCall("session/spawn", map[string]any{"argv": l.Argv, "cwd": d.Work, "env": interactiveEnv(l.Env), "cols": 120, "rows": 40}, &s)
+	if s.Agent != "auggie" {
+		t.Fatalf("identified as %q, want auggie", s.Agent)
+	}
+	from := 0
+	// Each page is its own prompt (the tips carry their page number).
+	pages := []string{
+		"Welcome to Augment Code! A bit of housekeeping before we get started",
+		"Tips for using Auggie 1 of 3", "Tips for using Auggie 2 of 3", "Tips for using Auggie 3 of 3",
+	}
+	for _, page := range pages {
+		p := c.waitPrompt(s.SessionID, &from, 90*time.Second)
+		if p.Prompt.Kind != "confirm" || p.Prompt.Question != page {
+			t.Fatalf("prompt %+v, want the page %q; screen:\n%s", p.Prompt, page, c.screen(s.SessionID))
+		}
+		c.mustCall("runtime_answer", map[string]any{"sessionId": s.SessionID, "promptId": p.Prompt.PromptID, "optionId": optionByLabel(t, p, "Continue")}, nil)
+	}
+	idx := c.waitPrompt(s.SessionID, &from, 30*time.Second)
+	if idx.Prompt.Question != "Workspace Indexing Permission" {
+		t.Fatalf("prompt %+v, want the indexing question", idx.Prompt)
+	}
+	c.mustCall("runtime_answer", map[string]any{"sessionId": s.SessionID, "promptId": idx.Prompt.PromptID, "optionId": optionByLabel(t, idx, "Skip indexing for this session")}, nil)
+	waitIdleNoDone(t, c, s.SessionID, &from)
+	playScreenTurn(t, c, s.SessionID, &from, d.Work, screenTurn{
+		send: "please make the file", question: "Terminal: sleep 1 && touch made.txt", options: []string{"Allow", "Deny"},
+		answer: "Allow", file: "made.txt", made: true, outcome: "completed",
+	})
+	playScreenTurn(t, c, s.SessionID, &from, d.Work, screenTurn{
+		send: "now make another", question: "Terminal: touch other.txt", options: []string{"Allow", "Deny"},
+		answer: "Deny", file: "other.txt", made: false, outcome: "completed",
+	})
+	c.mustCall("session/kill", map[string]any{"sessionId": s.SessionID}, nil)
+	c.waitState(s.SessionID, "exited", &from, 20*time.Second)
+	t.Logf("states: %s", strings.Join(c.states(s.SessionID), " → "))
+}
+
 // release. The answer really reaches the program.
 func TestAUserManifestAddsAnAgent(t *testing.T) {
 	cfg := t.TempDir()
