@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -274,6 +275,10 @@ func TestANSIRoundTrip(t *testing.T) {
 
 // FuzzFeed: any bytes, split anywhere, leave the same state as the same
 // bytes in one write, the spans stay honest, and nothing panics.
+// feedHang: far beyond the slowest input seen (under 300 ms in 3 minutes
+// of fuzzing on a busy 2-core machine; most take microseconds).
+const feedHang = 20 * time.Second
+
 func FuzzFeed(f *testing.F) {
 	files, _ := filepath.Glob("../../../fixtures/*/*/blocked/*.raw")
 	for _, p := range files[:min(len(files), 8)] {
@@ -287,6 +292,14 @@ func FuzzFeed(f *testing.F) {
 		if len(data) > 1<<16 {
 			return
 		}
+		// An input that takes the emulator this long is a hang an agent's
+		// output could cause: crash the worker, so the fuzzer keeps the
+		// input as a crasher. Without this, a stuck worker ends the run as
+		// "context deadline exceeded" with nothing saved (CI, once).
+		guard := time.AfterFunc(feedHang, func() {
+			panic(fmt.Sprintf("FuzzFeed: %d bytes (split every %d) not fed after %v", len(data), int(step%13)+1, feedHang))
+		})
+		defer guard.Stop()
 		whole := newTerminal(TerminalInfo{w: io.Discard, cols: 30, rows: 8, scrollback: 4 << 10})
 		whole.Write(data)
 		split := newTerminal(TerminalInfo{w: io.Discard, cols: 30, rows: 8, scrollback: 4 << 10})
