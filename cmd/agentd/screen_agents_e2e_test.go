@@ -428,11 +428,6 @@ func TestGrokEndToEnd(t *testing.T) {
 	t.Logf("states: %s", strings.Join(c.states(s.SessionID), " → "))
 }
 
-// A manifest alone adds an agent: $XDG_CONFIG_HOME/agentd/rules/deployer.toml
-// for a program agentd has never heard of (a bash script named deployer,
-// not an agent CLI) makes it identified from the process alone, classified
-// (idle, working, blocked with its options) and answerable, with no
-
 // The real Droid 0.225.2, offline with a bring-your-own model and a
 // stand-in for Factory's account service, hosted by the real agentd: the
 // folder trust page answered from the editor → idle → a command approved
@@ -556,6 +551,10 @@ func TestAuggieEndToEnd(t *testing.T) {
 	t.Logf("states: %s", strings.Join(c.states(s.SessionID), " → "))
 }
 
+// A manifest alone adds an agent: $XDG_CONFIG_HOME/agentd/rules/deployer.toml
+// for a program agentd has never heard of (a bash script named deployer,
+// not an agent CLI) makes it identified from the process alone, classified
+// (idle, working, blocked with its options) and answerable, with no
 // release. The answer really reaches the program.
 func TestAUserManifestAddsAnAgent(t *testing.T) {
 	cfg := t.TempDir()
