@@ -19,7 +19,6 @@ package main
 // gone_offset (where it left the screen) and answer_offset (the next input).
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -99,13 +98,9 @@ func loadSessionRecs(root string) ([]*sessionRec, error) {
 		files, _ := filepath.Glob(filepath.Join(root, "fixtures", a, "*", "sessions", "*.json"))
 		sort.Strings(files)
 		for _, f := range files {
-			data, err := os.ReadFile(f)
+			r, err := readSessionRec(f)
 			if err != nil {
 				return nil, err
-			}
-			r := &sessionRec{path: f}
-			if err := json.Unmarshal(data, r); err != nil {
-				return nil, fmt.Errorf("%s: %w", f, err)
 			}
 			r.name = r.Agent + "/" + r.Scenario
 			scored := false

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -101,7 +102,7 @@ func runSignals(b *bench) (string, error) {
 			if err != nil {
 				return "", err
 			}
-			rec, err := readSessionSize(base + ".json")
+			rec, err := readSessionRec(base + ".json")
 			if err != nil {
 				return "", err
 			}
@@ -138,7 +139,7 @@ func runSignals(b *bench) (string, error) {
 			row += "— | — |"
 		} else {
 			sort.Slice(leads, func(i, j int) bool { return leads[i] < leads[j] })
-			row += fmt.Sprintf("%s | %s … %s |", signalMs(leads[len(leads)/2]), signalMs(leads[0]), signalMs(leads[len(leads)-1]))
+			row += fmt.Sprintf("%s | %s … %s |", detMs(leads[len(leads)/2]), detMs(leads[0]), detMs(leads[len(leads)-1]))
 		}
 		out.WriteString(row + fmt.Sprintf(" %d |\n", unpaired))
 	}
@@ -151,7 +152,7 @@ func runSignals(b *bench) (string, error) {
 func nearestChange(changes []screenChange, ts time.Duration, means []string) (time.Duration, bool) {
 	best, found := time.Duration(0), false
 	for _, c := range changes {
-		if !contains(means, c.state) {
+		if !slices.Contains(means, c.state) {
 			continue
 		}
 		d := c.at - ts
@@ -165,15 +166,6 @@ func nearestChange(changes []screenChange, ts time.Duration, means []string) (ti
 	return best, found
 }
 
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 func abs(d time.Duration) time.Duration {
 	if d < 0 {
 		return -d
@@ -181,12 +173,8 @@ func abs(d time.Duration) time.Duration {
 	return d
 }
 
-func signalMs(d time.Duration) string {
-	return fmt.Sprintf("%.0f ms", float64(d.Microseconds())/1000)
-}
-
-// readSessionSize reads a session recording's terminal size.
-func readSessionSize(path string) (*sessionRec, error) {
+// readSessionRec reads a session recording's metadata (its .json).
+func readSessionRec(path string) (*sessionRec, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
