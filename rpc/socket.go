@@ -6,15 +6,14 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"syscall"
 
-	"golang.org/x/sys/unix"
+	"github.com/agentd/agentd/sessions"
 )
 
 // The daemon's socket is private to its user: it lives in a folder only
 // that user can open (0700, owned by them), the socket itself is 0600, and
-// every connection's peer uid is checked (SO_PEERCRED) in case a mode was
+// every connection's peer uid is checked (SO_PEERCRED, LOCAL_PEERCRED) in case a mode was
 // loosened by hand.
 
 // EnvSocket names the daemon's socket for every agentd command; agentd sets
@@ -32,14 +31,17 @@ func SocketPath() string {
 }
 
 // RuntimeDir is agentd's folder for sockets: $XDG_RUNTIME_DIR/agentd; where
-// that is unset (a non-interactive `ssh host agentd …`), /run/user/<uid>/agentd
-// when that folder is there, and otherwise agentd-<uid> in the temp folder.
+// that is unset (a non-interactive `ssh host agentd …`, or macOS, which has
+// none), the user's run folder where the OS has one (/run/user/<uid> on
+// Linux) and otherwise agentd-<uid> in the temp folder. On macOS that is
+// under $TMPDIR, which is already per user (/var/folders/…/T/); PrivateDir
+// checks its mode and owner all the same.
 func RuntimeDir() string {
 	if dir := os.Getenv("XDG_RUNTIME_DIR"); dir != "" {
 		return filepath.Join(dir, "agentd")
 	}
 	uid := os.Getuid()
-	if run := filepath.Join("/run/user", strconv.Itoa(uid)); ownedDir(run, uid) {
+	if run := userRunDir(uid); run != "" && !sessions.Portable() && ownedDir(run, uid) {
 		return filepath.Join(run, "agentd")
 	}
 	return filepath.Join(os.TempDir(), fmt.Sprintf("agentd-%d", uid))
@@ -86,6 +88,9 @@ func PrivateDir(dir string) error {
 // 0600. The caller holds the daemon's lock, so a socket file already there
 // is a dead daemon's and is replaced.
 func Listen(path string) (*net.UnixListener, error) {
+	if err := sessions.CheckSocketPath(path); err != nil {
+		return nil, err
+	}
 	if err := PrivateDir(filepath.Dir(path)); err != nil {
 		return nil, err
 	}
@@ -108,21 +113,17 @@ func Listen(path string) (*net.UnixListener, error) {
 // Peer is who is at the other end of a unix socket.
 type Peer struct{ Uid, Pid int }
 
-// PeerOf reads the peer's credentials of a unix connection (SO_PEERCRED).
+// PeerOf reads the peer's credentials of a unix connection (peerCred: per
+// OS).
 func PeerOf(c *net.UnixConn) (Peer, error) {
 	raw, err := c.SyscallConn()
 	if err != nil {
 		return Peer{}, err
 	}
-	var cred *unix.Ucred
+	var p Peer
 	var credErr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, credErr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	}); err != nil {
+	if err := raw.Control(func(fd uintptr) { p, credErr = peerCred(int(fd)) }); err != nil {
 		return Peer{}, err
 	}
-	if credErr != nil {
-		return Peer{}, credErr
-	}
-	return Peer{Uid: int(cred.Uid), Pid: int(cred.Pid)}, nil
+	return p, credErr
 }

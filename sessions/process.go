@@ -1,10 +1,9 @@
 package sessions
 
 import (
+	"bytes"
+	"encoding/binary"
 	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -16,6 +15,9 @@ import (
 // group says whether the shell itself waits for a command, a program runs,
 // or an agent runs — then the session classifies with that agent's rules
 // until the shell is back.
+
+// nativeEndian is the byte order of the machine's own records.
+var nativeEndian = binary.NativeEndian
 
 // probeEvery bounds how often the process table is read per session.
 const probeEvery = 200 * time.Millisecond
@@ -130,49 +132,11 @@ func foregroundGroup(f *os.File) (int, error) {
 	return pgid, ioErr
 }
 
-// readProc returns a process's name and argv from /proc.
-func readProc(pid int) (comm string, argv []string, ok bool) {
-	dir := filepath.Join("/proc", strconv.Itoa(pid))
-	c, err := os.ReadFile(filepath.Join(dir, "comm"))
-	if err != nil {
-		return "", nil, false
-	}
-	cmdline, err := os.ReadFile(filepath.Join(dir, "cmdline"))
-	if err != nil {
-		return "", nil, false
-	}
-	for _, a := range strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00") {
-		if a != "" {
-			argv = append(argv, a)
-		}
-	}
-	return strings.TrimSpace(string(c)), argv, true
-}
-
 // descendants lists the processes below pid, breadth first, up to depth.
 func descendants(pid, depth int) []int {
 	children := map[int][]int{}
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	for _, e := range entries {
-		n, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// The name (field 2) may hold spaces; the parent pid follows it.
-		rest := string(stat[strings.LastIndexByte(string(stat), ')')+1:])
-		f := strings.Fields(rest)
-		if len(f) > 1 {
-			if ppid, err := strconv.Atoi(f[1]); err == nil {
-				children[ppid] = append(children[ppid], n)
-			}
-		}
+	for child, parent := range parents() {
+		children[parent] = append(children[parent], child)
 	}
 	var out []int
 	level := []int{pid}
@@ -185,4 +149,34 @@ func descendants(pid, depth int) []int {
 		level = next
 	}
 	return out
+}
+
+// parseProcArgs reads a process's argv out of the kern.procargs2 record
+// macOS gives (proc_darwin.go): argc as a 32-bit integer in the host's
+// order, the executable's path, NUL padding, then argc NUL-ended strings
+// (the environment follows). It is here, not in proc_darwin.go, so Linux
+// tests it too.
+func parseProcArgs(b []byte) (argv []string, ok bool) {
+	if len(b) < 4 {
+		return nil, false
+	}
+	argc := int(nativeEndian.Uint32(b))
+	rest := b[4:]
+	end := bytes.IndexByte(rest, 0) // the executable's path
+	if end < 0 {
+		return nil, false
+	}
+	rest = rest[end:]
+	for len(rest) > 0 && rest[0] == 0 {
+		rest = rest[1:]
+	}
+	for len(argv) < argc {
+		end := bytes.IndexByte(rest, 0)
+		if end < 0 {
+			return nil, false
+		}
+		argv = append(argv, string(rest[:end]))
+		rest = rest[end+1:]
+	}
+	return argv, true
 }

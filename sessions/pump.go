@@ -1,12 +1,8 @@
 package sessions
 
 import (
-	"fmt"
-	"os"
 	"sync"
-	"syscall"
 	"time"
-	"unsafe"
 )
 
 // Timing of classification. A burst of output (one frame is often several
@@ -26,6 +22,8 @@ const (
 	tick = 5 * time.Millisecond
 	// floodRead is a read that means a flood (see pump.read).
 	floodRead = 2 << 10
+	// pumpBatch is how many ready PTYs one look returns.
+	pumpBatch = 64
 )
 
 // The pump is one goroutine that reads every PTY session's output and
@@ -36,8 +34,8 @@ const (
 // write woke a reader, which woke a classifier, whose timer woke it again;
 // every wake is a thread switch or two, and a blocking-call system call also
 // woke the runtime's monitor thread, which then polled every 20 µs for a
-// while. The pump sleeps on one level-triggered epoll set of every PTY
-// (itself served by Go's poller, so the pump blocks no thread). The first
+// while. The pump sleeps on one readiness set of every PTY (ready.go:
+// epoll on Linux, select on macOS). The first
 // write after a quiet spell wakes it at once; after output it looks again
 // on the next tick, reads whatever every PTY has by then, and classifies
 // the sessions due in the same wake-up, so while output streams in many
@@ -49,9 +47,7 @@ const (
 // stays in it.
 type pump struct {
 	mu      sync.Mutex
-	epfd    int      // the epoll set; 0 while there is none
-	ep      *os.File // epfd, served by Go's poller
-	rc      syscall.RawConn
+	watch   readiness          // the PTYs' readiness; nil while the pump is idle
 	fds     map[int32]*Session // the PTYs being read
 	running bool               // the pump's goroutine runs
 	armedAt time.Time          // the deadline the pump waits with; zero: none
@@ -80,37 +76,19 @@ func newPump() *pump { return &pump{fds: map[int32]*Session{}, buf: make([]byte,
 func (p *pump) add(s *Session, fd int) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.ep == nil {
-		if err := p.openLocked(); err != nil {
+	if p.watch == nil {
+		w, err := newReadiness()
+		if err != nil {
 			return err
 		}
+		p.watch = w
 	}
-	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(fd)}
-	if err := syscall.EpollCtl(p.epfd, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
-		return fmt.Errorf("watching the PTY: %w", err)
+	if err := p.watch.add(fd); err != nil {
+		return err
 	}
 	s.rd.fd, s.rd.open = fd, true
 	p.fds[int32(fd)] = s
 	p.startLocked()
-	return nil
-}
-
-func (p *pump) openLocked() error {
-	epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
-	if err != nil {
-		return fmt.Errorf("epoll: %w", err)
-	}
-	if err := syscall.SetNonblock(epfd, true); err != nil {
-		syscall.Close(epfd)
-		return fmt.Errorf("epoll: %w", err)
-	}
-	ep := os.NewFile(uintptr(epfd), "epoll")
-	rc, err := ep.SyscallConn()
-	if err != nil {
-		ep.Close()
-		return fmt.Errorf("epoll: %w", err)
-	}
-	p.epfd, p.ep, p.rc = epfd, ep, rc
 	return nil
 }
 
@@ -124,7 +102,7 @@ func (p *pump) remove(s *Session) {
 	}
 	s.rd.open = false
 	p.mu.Lock()
-	_ = syscall.EpollCtl(p.epfd, syscall.EPOLL_CTL_DEL, s.rd.fd, nil)
+	p.watch.remove(s.rd.fd)
 	delete(p.fds, int32(s.rd.fd))
 	p.mu.Unlock()
 	close(s.readDone)
@@ -152,10 +130,10 @@ func (p *pump) changed(s *Session) {
 	}
 	s.sched.dueAt = onTick(due)
 	p.startLocked()
-	if p.ep != nil && (p.armedAt.IsZero() || p.armedAt.After(s.sched.dueAt)) {
+	if p.watch != nil && (p.armedAt.IsZero() || p.armedAt.After(s.sched.dueAt)) {
 		// Wake the pump sooner than it meant to.
 		p.armedAt = s.sched.dueAt
-		_ = p.ep.SetReadDeadline(p.armedAt)
+		p.watch.arm(p.armedAt)
 	}
 }
 
@@ -170,7 +148,7 @@ func onTick(t time.Time) time.Time {
 }
 
 func (p *pump) run() {
-	events := make([]syscall.EpollEvent, 64)
+	events := make([]int32, pumpBatch)
 	n := p.readyNow(events)
 	for {
 		flood := p.read(events[:n])
@@ -180,9 +158,9 @@ func (p *pump) run() {
 			// Nothing to read or classify: the pump holds no goroutine and
 			// no file until there is again.
 			p.running = false
-			if p.ep != nil {
-				p.ep.Close()
-				p.epfd, p.ep, p.rc, p.armedAt = 0, nil, nil, time.Time{}
+			if p.watch != nil {
+				p.watch.close()
+				p.watch, p.armedAt = nil, time.Time{}
 			}
 			p.mu.Unlock()
 			return
@@ -205,65 +183,42 @@ func (p *pump) run() {
 	}
 }
 
-// readyNow fills events with the PTYs that can be read, without waiting.
-func (p *pump) readyNow(events []syscall.EpollEvent) int {
+// readyNow fills fds with the PTYs that can be read, without waiting.
+func (p *pump) readyNow(fds []int32) int {
 	p.mu.Lock()
-	rc := p.rc
+	w := p.watch
 	p.mu.Unlock()
-	if rc == nil {
+	if w == nil {
 		return 0
 	}
-	var n int
-	_ = rc.Control(func(fd uintptr) { n = epollNow(fd, events) })
-	return n
+	return w.ready(fds)
 }
 
 // park waits until a PTY can be read or the next classification is due.
-func (p *pump) park(events []syscall.EpollEvent) int {
+func (p *pump) park(fds []int32) int {
 	p.mu.Lock()
 	p.armedAt = p.nextLocked()
-	ep := p.ep
-	if ep == nil {
+	w := p.watch
+	if w == nil {
 		// No PTY yet, only a classification to wait for.
 		wait := time.Until(p.armedAt)
 		p.mu.Unlock()
 		time.Sleep(wait)
 		return 0
 	}
-	_ = ep.SetReadDeadline(p.armedAt)
-	rc := p.rc
+	w.arm(p.armedAt)
 	p.mu.Unlock()
-	var n int
-	_ = rc.Read(func(fd uintptr) bool {
-		n = epollNow(fd, events)
-		return n > 0
-	})
-	return n
-}
-
-// epollNow is epoll_wait that does not wait: a raw system call, as it
-// cannot block.
-func epollNow(epfd uintptr, events []syscall.EpollEvent) int {
-	for {
-		r, _, e := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, epfd, uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), 0, 0, 0)
-		if e == syscall.EINTR {
-			continue
-		}
-		if e != 0 {
-			return 0
-		}
-		return int(r)
-	}
+	return w.wait(fds)
 }
 
 // read reads each PTY in events once and passes on what it read. It
 // reports whether any read was a flood's: a PTY gives at most its 4 KB
 // line buffer a read, so a read of half that means the agent writes faster
 // than once a tick can take, and more is waiting.
-func (p *pump) read(events []syscall.EpollEvent) (flood bool) {
-	for _, ev := range events {
+func (p *pump) read(fds []int32) (flood bool) {
+	for _, fd := range fds {
 		p.mu.Lock()
-		s := p.fds[ev.Fd]
+		s := p.fds[fd]
 		p.mu.Unlock()
 		if s == nil {
 			continue

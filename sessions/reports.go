@@ -72,6 +72,9 @@ func listenReports(dir string, mgr *Manager, log *slog.Logger) (*reportServer, e
 		return nil, err
 	}
 	path := filepath.Join(dir, fmt.Sprintf("agentd-%d.sock", os.Getpid()))
+	if err := CheckSocketPath(path); err != nil {
+		return nil, err
+	}
 	_ = os.Remove(path)
 	// The 0700 folder keeps others out in the moment before the chmod.
 	ln, err := net.Listen("unix", path)

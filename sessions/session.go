@@ -214,7 +214,7 @@ func canonical(f *os.File) bool {
 	}
 	var t *unix.Termios
 	var ioErr error
-	if err := raw.Control(func(fd uintptr) { t, ioErr = unix.IoctlGetTermios(int(fd), unix.TCGETS) }); err != nil || ioErr != nil {
+	if err := raw.Control(func(fd uintptr) { t, ioErr = unix.IoctlGetTermios(int(fd), termiosGet) }); err != nil || ioErr != nil {
 		return false
 	}
 	return t.Lflag&unix.ICANON != 0
@@ -609,6 +609,7 @@ func (s *Session) classifyNow() (detect.Verdict, detect.Screen) {
 }
 
 func (s *Session) waitLoop() {
+	awaitExit(s.Pid)
 	err := s.cmd.Wait()
 	st := &ExitStatus{Code: 0}
 	var ee *exec.ExitError

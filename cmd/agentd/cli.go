@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 import (
@@ -14,7 +16,6 @@ import (
 	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
-	"golang.org/x/sys/unix"
 
 	"github.com/agentd/agentd/detect"
 	"github.com/agentd/agentd/rpc"
@@ -565,26 +566,4 @@ func cmdStop(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "agentd daemon (pid %d) stopped\n", pid)
 	return exitOK
-}
-
-// processGone waits, at most d, for process pid to end, woken by its pidfd
-// (Linux 5.3+); it reports whether it ended.
-func processGone(pid int, d time.Duration) bool {
-	fd, err := unix.PidfdOpen(pid, 0)
-	if err != nil {
-		return errors.Is(err, unix.ESRCH) // already gone
-	}
-	defer unix.Close(fd)
-	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	for deadline := time.Now().Add(d); ; {
-		left := time.Until(deadline)
-		if left <= 0 {
-			return false
-		}
-		n, err := unix.Poll(fds, int(left.Milliseconds())+1)
-		if err == unix.EINTR {
-			continue
-		}
-		return err == nil && n > 0
-	}
 }

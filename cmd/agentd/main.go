@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command agentd hosts coding agents in pseudo-terminals, knows at every
 // moment whether each is working, blocked on a person, idle, done, failed or
 // gone, and tells every editor and terminal that asks.

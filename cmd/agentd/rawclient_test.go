@@ -194,7 +194,7 @@ func (a *rawAgentd) resume() { a.paused.Unlock() }
 
 // pipeBacklog is how many bytes agentd wrote to stdout that nobody read.
 func (a *rawAgentd) pipeBacklog() int {
-	n, err := unix.IoctlGetInt(int(a.out.Fd()), unix.TIOCINQ)
+	n, err := unix.IoctlGetInt(int(a.out.Fd()), bytesToRead)
 	if err != nil {
 		a.t.Fatal(err)
 	}

@@ -1,0 +1,6 @@
+package main
+
+import "time"
+
+// pidfdGone: macOS has no pidfd; processGone polls.
+func pidfdGone(int, time.Duration) (gone, ok bool) { return false, false }

@@ -1,0 +1,12 @@
+package sessions
+
+import "golang.org/x/sys/unix"
+
+// The few facts of this OS that the portable code needs.
+const (
+	// termiosGet is the ioctl that reads a terminal's settings.
+	termiosGet = unix.TCGETS
+	// sunPathSize is the size of a unix socket address's path, its
+	// closing NUL included.
+	sunPathSize = 108
+)

@@ -1,0 +1,4 @@
+package sessions
+
+// platformReadiness on macOS is select(2): see readiness for why.
+func platformReadiness() (readiness, error) { return newSelectSet() }
