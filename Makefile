@@ -2,7 +2,7 @@
 GO ?= go
 AGENTS_CACHE ?= $(HOME)/.cache/agentd-agents
 
-.PHONY: all build demo test test-under-load unit agents conformance record bench bench-report fuzz nvim vscode deps clean
+.PHONY: all build demo test test-unit test-under-load unit cross portable agents conformance record bench bench-report fuzz nvim vscode deps clean
 FUZZTIME ?= 15s
 
 all: build
@@ -16,7 +16,14 @@ demo:
 
 # Everything CI runs. Installs what it needs (Go modules, the pinned agent
 # CLIs from npm) on first use.
-test: deps agents unit fuzz nvim vscode conformance
+test: deps agents unit cross portable fuzz nvim vscode conformance
+
+# The quick check: go vet and the unit tests of the packages that need no
+# agent CLI (detect and its whole corpus, sessions, rpc, acp). A few
+# minutes; downloads only Go modules. Runs on macOS as on Linux.
+test-unit:
+	$(GO) vet ./...
+	$(GO) test -count=1 ./detect/... ./sessions/... ./rpc/... ./acp/...
 
 # The whole suite with a CPU and I/O hog beside it (stress-ng --cpu 2
 # --io 1), as on a busy 2-core machine: for whoever changes timing-sensitive
@@ -41,6 +48,31 @@ unit:
 	$(GO) vet ./...
 	cd sessions/term/vt10x && $(GO) vet ./... && $(GO) test -count=1 ./...
 	AGENTD_AGENTS_CACHE=$(AGENTS_CACHE) AGENTD_REQUIRE_AGENTS=1 $(GO) test -count=1 ./...
+
+# Every other platform agentd claims (docs/platforms.md), cross-compiled
+# here: the binary, go vet of every package, and the test binaries of
+# sessions, rpc and cmd/agentd. Windows must refuse with the WSL message.
+CROSS ?= darwin/arm64 darwin/amd64 linux/arm64
+cross:
+	@set -e; for t in $(CROSS); do \
+	  echo "cross: $$t"; \
+	  GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) build -o /dev/null ./cmd/agentd; \
+	  GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) vet ./...; \
+	  for p in ./sessions ./rpc ./cmd/agentd; do GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) test -c -o /dev/null $$p; done; \
+	done
+	@echo "cross: windows/amd64 (must refuse)"; \
+	if out=$$(GOOS=windows GOARCH=amd64 $(GO) build -o /dev/null ./cmd/agentd 2>&1); then echo "cross: windows built"; exit 1; fi; \
+	echo "$$out" | grep -q 'on_Windows_run_it_inside_WSL' || { echo "$$out"; echo "cross: windows failed without the WSL message"; exit 1; }
+
+# What a Mac runs, run on Linux: AGENTD_PORTABLE=1 forces select(2) for
+# PTY readiness, a blocking wait for each child, the $$TMPDIR socket folder
+# and the polled wait for a daemon's end (docs/platforms.md). sessions and
+# rpc in full; of cmd/agentd the daemon, forwarder, keeper, CLI, demo
+# agent, fault and Claude Code tests.
+PORTABLE_RUN ?= Daemon|Stdio|Forwarder|KilledAgentd|Fault|BadInput|Scripts|Attach|RunInTmux|ShellSession|ReportSocket|StopThenStart|SplitKeys|ClaudeEndToEnd|ClaudeOutlives|ClaudeHooks
+portable:
+	AGENTD_PORTABLE=1 $(GO) test -count=1 ./sessions/... ./rpc/
+	AGENTD_PORTABLE=1 AGENTD_AGENTS_CACHE=$(AGENTS_CACHE) AGENTD_REQUIRE_AGENTS=1 $(GO) test -count=1 -run '$(PORTABLE_RUN)' ./cmd/agentd/
 
 # Live conformance: install the pinned agents, record every scenario fresh
 # into a temporary folder, and classify those captures. An agent whose UI

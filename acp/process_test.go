@@ -95,13 +95,12 @@ func alive(pid int) bool {
 	if err := syscall.Kill(pid, 0); err != nil {
 		return false
 	}
-	// A zombie still answers kill 0; its state in /proc says Z.
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	// A zombie still answers kill 0; ps says Z (procps and BSD ps alike).
+	out, err := exec.Command("ps", "-o", "stat=", "-p", strconv.Itoa(pid)).Output()
 	if err != nil {
 		return true
 	}
-	f := strings.Fields(string(b))
-	return len(f) < 3 || f[2] != "Z"
+	return !strings.HasPrefix(strings.TrimSpace(string(out)), "Z")
 }
 
 func TestRealProcessCloseEndsItsGroup(t *testing.T) {

@@ -25,7 +25,7 @@ func (*nopEvents) Update(string, json.RawMessage) {}
 
 func openFDs(t *testing.T) int {
 	t.Helper()
-	entries, err := os.ReadDir("/proc/self/fd")
+	entries, err := os.ReadDir("/dev/fd") // Linux and macOS alike
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,9 +73,11 @@ func TestSpawnKillCyclesLeakNothing(t *testing.T) {
 	if fds := openFDs(t); fds > baseFDs {
 		t.Errorf("%d open files after %d cycles, %d before", fds, cycles, baseFDs)
 	}
-	out, _ := exec.Command("ps", "-o", "stat=,pid=", "--ppid", strconv.Itoa(os.Getpid())).Output()
+	// ps -A -o: the options procps and BSD ps (macOS) share.
+	out, _ := exec.Command("ps", "-A", "-o", "stat=,pid=,ppid=").Output()
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		if strings.HasPrefix(strings.TrimSpace(line), "Z") {
+		f := strings.Fields(line)
+		if len(f) == 3 && strings.HasPrefix(f[0], "Z") && f[2] == strconv.Itoa(os.Getpid()) {
 			t.Errorf("zombie child: %s", line)
 		}
 	}

@@ -126,3 +126,16 @@ func TestParseProcArgs(t *testing.T) {
 		}
 	}
 }
+
+// AGENTD_PORTABLE=1 is what makes Linux CI run macOS's readiness.
+func TestPortableForcesSelect(t *testing.T) {
+	t.Setenv(EnvPortable, "1")
+	r, err := newReadiness()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.close()
+	if _, ok := r.(*selectSet); !ok {
+		t.Fatalf("with %s=1 the readiness is %T, want select", EnvPortable, r)
+	}
+}

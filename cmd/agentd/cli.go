@@ -560,7 +560,7 @@ func cmdStop(args []string, stdout, stderr io.Writer) int {
 	// The daemon closes every connection once its sessions have ended, then
 	// leaves, letting go of its socket and lock: once it is gone a new one
 	// can start at once.
-	if !processGone(pid, 30*time.Second) {
+	if !daemonGone(k.socket, 30*time.Second) {
 		fmt.Fprintf(stderr, "agentd stop: the daemon (pid %d) is still ending after 30 s\n", pid)
 		return exitFailed
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/sessions"
 )
 
 // daemonEnv is a per-user daemon of the test's own: its socket in a fresh
@@ -35,11 +37,12 @@ func newDaemonEnv(t testing.TB) *daemonEnv {
 }
 
 // withoutAgentdEnv drops the variables a test run inside an agentd session
-// would otherwise pass on to the agentd under test.
+// would otherwise pass on to the agentd under test. AGENTD_PORTABLE stays:
+// make portable runs these tests on the paths macOS takes.
 func withoutAgentdEnv(env []string) []string {
 	var out []string
 	for _, kv := range env {
-		if strings.HasPrefix(kv, "AGENTD_") {
+		if strings.HasPrefix(kv, "AGENTD_") && !strings.HasPrefix(kv, sessions.EnvPortable+"=") {
 			continue
 		}
 		out = append(out, kv)

@@ -4,35 +4,26 @@ package main
 
 import (
 	"errors"
+	"io/fs"
+	"os"
 	"syscall"
 	"time"
-
-	"github.com/agentd/agentd/sessions"
 )
 
-// processGone waits, at most d, for process pid (not a child of ours) to
-// end, and reports whether it did. Linux is woken by the process's pidfd
-// (gone_linux.go); elsewhere, and with AGENTD_PORTABLE=1, it looks every
-// goneEvery with signal 0, which works wherever kill does.
-func processGone(pid int, d time.Duration) bool {
-	if !sessions.Portable() {
-		if gone, ok := pidfdGone(pid, d); ok {
-			return gone
-		}
+// daemonGone waits, at most d, for the daemon serving socket to end, and
+// reports whether it did. The daemon holds its lock (lockDaemon) for its
+// whole life and the kernel lets go of it as the process ends, so a shared
+// lock taken here is the moment a new daemon can start. This works alike
+// on Linux and macOS, and, unlike signal 0, is not fooled by a daemon that
+// ended but was not yet reaped by whoever started it.
+func daemonGone(socket string, d time.Duration) bool {
+	f, err := os.Open(socket + ".lock")
+	if errors.Is(err, fs.ErrNotExist) {
+		return true
 	}
-	return polledGone(pid, d)
-}
-
-const goneEvery = 20 * time.Millisecond
-
-func polledGone(pid int, d time.Duration) bool {
-	for deadline := time.Now().Add(d); ; {
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(goneEvery)
+	if err != nil {
+		return false
 	}
+	defer f.Close()
+	return flockWithin(f, syscall.LOCK_SH, d) == nil
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/agentd/agentd/sessions"
 )
 
 func TestMain(m *testing.M) {
@@ -27,6 +29,8 @@ func TestScripts(t *testing.T) {
 		Dir: "testdata/script",
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("FIXTURES", fixtures)
+			// make portable: the scripts' agentd takes macOS's paths too.
+			env.Setenv(sessions.EnvPortable, os.Getenv(sessions.EnvPortable))
 			env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, "config"))
 			// Each script has its own daemon, stopped (with its sessions)
 			// when the script ends, passed or not.

@@ -134,7 +134,7 @@ func lockDaemon(socket string) (func(), error) {
 		if nc, derr := dialDaemon(socket); derr == nil {
 			nc.Close()
 		} else {
-			err = flockWithin(f, 20*time.Second)
+			err = flockWithin(f, syscall.LOCK_EX, 20*time.Second)
 		}
 	}
 	if err != nil {
@@ -150,10 +150,11 @@ func lockDaemon(socket string) (func(), error) {
 	return func() { _ = f.Close() }, nil
 }
 
-// flockWithin takes f's exclusive lock, waiting at most d (EWOULDBLOCK then).
-func flockWithin(f *os.File, d time.Duration) error {
+// flockWithin takes f's lock (how: LOCK_EX or LOCK_SH), waiting at most d
+// (EWOULDBLOCK then).
+func flockWithin(f *os.File, how int, d time.Duration) error {
 	got := make(chan error, 1)
-	go func() { got <- syscall.Flock(int(f.Fd()), syscall.LOCK_EX) }()
+	go func() { got <- syscall.Flock(int(f.Fd()), how) }()
 	select {
 	case err := <-got:
 		return err
