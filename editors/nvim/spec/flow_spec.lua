@@ -41,10 +41,10 @@ describe("a demo agent session", function()
     assert.matches("Do you want to proceed%?", text)
     assert.matches("1%. Yes", text)
 
-    -- A person picks "1. Yes".
+    -- A person picks "Yes" (the menu numbers it "1: Yes" itself).
     local calls = H.stub_select(function(items, _, shown)
       for i, label in ipairs(shown) do
-        if label:match("^1%. Yes$") then
+        if label:match("^Yes$") then
           return items[i]
         end
       end
@@ -56,7 +56,7 @@ describe("a demo agent session", function()
       return "no answer; select calls: " .. #calls .. ", state " .. H.session(s.id).state
     end)
     assert.matches("Do you want to proceed%?", calls[1].opts.prompt)
-    assert.same({ "1. Yes", "2. Yes, and don't ask again this session", "3. No, and tell the agent what to do differently" }, calls[1].shown)
+    assert.same({ "Yes", "Yes, and don't ask again this session", "No, and tell the agent what to do differently" }, calls[1].shown)
     assert.is_nil(require("agentd.ui").current_notice())
 
     H.wait_state(s.id, "done", 8000)

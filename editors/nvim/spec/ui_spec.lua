@@ -46,10 +46,32 @@ describe("answering", function()
     H.wait(2000, function()
       return result ~= nil
     end)
-    assert.same({ "1. Postgres", "2. SQLite", "Type an answer…" }, calls[1].shown)
+    -- vim.ui.select numbers the items itself: "1: Postgres", not "1: 1. Postgres".
+    assert.same({ "Postgres", "SQLite", "Type an answer…" }, calls[1].shown)
     assert.equals("runtime_answer", requests[1].method)
     assert.same({ sessionId = "s1", promptId = "p1", text = "DuckDB, please" }, requests[1].params)
     assert.equals("working", result.res.state)
+  end)
+
+  it("lists options by label, as vim.ui.select numbers them (1: Yes); an id that is not the number stays", function()
+    local p = {
+      promptId = "p2",
+      kind = "confirm",
+      question = "Overwrite?",
+      options = { { id = "y", label = "Yes" }, { id = "n", label = "No", description = "keep the file" } },
+    }
+    local s = sessions.upsert({ sessionId = "s1", name = "Q", state = "blocked", prompt = p, since = "2026-11-30T04:00:00Z" })
+    local calls = H.stub_select(function()
+      return nil
+    end)
+    local done
+    ui.answer(s, nil, function()
+      done = true
+    end)
+    H.wait(2000, function()
+      return done
+    end)
+    assert.same({ "Yes (y)", "No (n) — keep the file" }, calls[1].shown)
   end)
 
   it("offers free text and the terminal for a prompt with no options it can read", function()

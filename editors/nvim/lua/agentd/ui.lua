@@ -66,8 +66,24 @@ function M.pick(key, filter, what, cb)
   end)
 end
 
+-- An option as the notice lists it: "1. Yes", its key first (the notice's
+-- keys 1-9 answer with it).
 local function option_text(o)
   local text = o.id .. ". " .. (o.label or "")
+  if o.description and o.description ~= "" then
+    text = text .. " — " .. o.description
+  end
+  return text
+end
+
+-- An option in the answer menu, which numbers its items itself ("1: "):
+-- the label alone, so it reads "1: Yes" and not "1: 1. Yes". An option whose
+-- id is not its place in the list keeps the id, after the label.
+local function menu_text(o, place)
+  local text = (o.label and o.label ~= "") and o.label or tostring(o.id)
+  if tostring(o.id) ~= tostring(place) and text ~= tostring(o.id) then
+    text = ("%s (%s)"):format(text, o.id)
+  end
   if o.description and o.description ~= "" then
     text = text .. " — " .. o.description
   end
@@ -88,8 +104,8 @@ function M.answer(s, prompt, cb)
     return cb(nil, nil)
   end
   local items = {}
-  for _, o in ipairs(prompt.options or {}) do
-    table.insert(items, { option = o })
+  for i, o in ipairs(prompt.options or {}) do
+    table.insert(items, { option = o, place = i })
   end
   if prompt.freeform then
     table.insert(items, { freeform = true })
@@ -113,7 +129,7 @@ function M.answer(s, prompt, cb)
       if item.terminal then
         return "Open the terminal"
       end
-      return option_text(item.option)
+      return menu_text(item.option, item.place)
     end,
   }, function(item)
     if not item then
