@@ -38,6 +38,34 @@ describe("config", function()
     assert.matches("setup", err)
   end)
 
+  it("takes --stdio out of cmd (the plugin adds it) and says what it runs instead", function()
+    local c, notes = config.build({ cmd = { "/opt/agentd", "--stdio" } })
+    assert.equals("/opt/agentd", c.cmd)
+    assert.same({}, c.args)
+    assert.equals(1, #notes)
+    assert.matches('option cmd { "/opt/agentd", "%-%-stdio" } has %-%-stdio, which the plugin adds itself; running it as cmd = "/opt/agentd"', notes[1])
+    -- What comes after --stdio goes before args; --private is the option.
+    c, notes = config.build({ cmd = { "env", "X=1", "agentd", "--stdio", "--private", "--verbose" }, args = { "--debug" } })
+    assert.same({ "env", "X=1", "agentd" }, c.cmd)
+    assert.same({ "--verbose", "--debug" }, c.args)
+    assert.is_true(c.private)
+    assert.matches('cmd = { "env", "X=1", "agentd" }, args = { "%-%-verbose", "%-%-debug" }, private = true', notes[1])
+    -- A string with the whole command line.
+    c, notes = config.build({ cmd = "/opt/agentd --stdio" })
+    assert.equals("/opt/agentd", c.cmd)
+    assert.equals(1, #notes)
+    -- Without --stdio: no note.
+    c, notes = config.build({ cmd = { "/opt/agentd" } })
+    assert.same({ "/opt/agentd" }, c.cmd)
+    assert.same({}, notes)
+    -- Nothing before --stdio: refused, with the right form.
+    local ok, err = pcall(config.build, { cmd = { "--stdio" } })
+    assert.is_false(ok)
+    assert.matches('starts with %-%-stdio; name the agentd binary first, e.g. cmd = { "/path/to/agentd" }', err)
+    ok, err = pcall(config.build, { cmd = { "agentd", 3 } })
+    assert.matches("option cmd%[2%]: expected string", err)
+  end)
+
   it("knows where agentd logs", function()
     local old = vim.env.XDG_STATE_HOME
     vim.env.XDG_STATE_HOME = "/tmp/state-x"

@@ -35,14 +35,9 @@ M.subcommands = {
         end)
         return
       end
-      if #args.fargs > 2 then
-        local spec, err = agentd().resolve_agent(name, vim.list_slice(args.fargs, 3))
-        if not spec then
-          return require("agentd.ui").notify(err, vim.log.levels.ERROR)
-        end
-        return agentd().new(spec)
-      end
-      agentd().new(name)
+      -- NAME [ARGS…]: an agent by name, or any program (a path or a name
+      -- on $PATH) with its arguments, run as that argv.
+      agentd().new(name, nil, vim.list_slice(args.fargs, 3))
     end,
   },
   list = {

@@ -92,9 +92,67 @@ local function check(path, value, want, optional)
   )
 end
 
+local function show(v)
+  return vim.inspect(v, { newline = " ", indent = "" })
+end
+
+---cmd is agentd and what comes before --stdio; the plugin adds --stdio
+---itself. A cmd that has it (the whole command line, as a person would
+---type it) is taken apart: what came before --stdio stays cmd, what came
+---after goes before args (--private sets private). Returns a note that
+---shows the right form, or nil when cmd had no --stdio.
+---@param c agentd.Config
+---@return string|nil note
+local function split_stdio(c)
+  local words = c.cmd
+  if type(words) == "string" then
+    if not (words:find("%s%-%-?stdio%s") or words:find("%s%-%-?stdio$")) then
+      return nil
+    end
+    words = vim.split(vim.trim(words), "%s+")
+  end
+  local at
+  for i, w in ipairs(words) do
+    if w == "--stdio" or w == "-stdio" then
+      at = i
+      break
+    end
+  end
+  if not at then
+    return nil
+  end
+  if at == 1 then
+    error(("agentd.setup: option cmd: %s starts with --stdio; name the agentd binary first, e.g. cmd = { %q }"):format(show(c.cmd), "/path/to/agentd"), 0)
+  end
+  local before, after = vim.list_slice(words, 1, at - 1), vim.list_slice(words, at + 1)
+  local args = {}
+  for _, w in ipairs(after) do
+    if w == "--private" then
+      c.private = true
+    else
+      table.insert(args, w)
+    end
+  end
+  local old = c.cmd
+  c.cmd = #before == 1 and before[1] or before
+  c.args = vim.list_extend(args, c.args)
+  local right = "cmd = " .. show(c.cmd)
+  if #args > 0 then
+    right = right .. ", args = " .. show(c.args)
+  end
+  if c.private and vim.tbl_contains(after, "--private") then
+    right = right .. ", private = true"
+  end
+  return ("agentd: option cmd %s has --stdio, which the plugin adds itself; running it as %s (write that in setup() to silence this)"):format(
+    show(old),
+    right
+  )
+end
+
 ---Merges opts over the defaults; a wrong option is an error naming it.
+---The second result: notes on options taken in another form than written.
 ---@param opts table|nil
----@return agentd.Config
+---@return agentd.Config, string[]
 function M.build(opts)
   opts = opts or {}
   check("opts", opts, "table")
@@ -107,7 +165,17 @@ function M.build(opts)
     c.args = opts.args
   end
   check("cmd", c.cmd, { "string", "table" })
+  if type(c.cmd) == "table" then
+    for i, w in ipairs(c.cmd) do
+      check(("cmd[%d]"):format(i), w, "string")
+    end
+  end
   check("args", c.args, "table")
+  local notes = {}
+  local note = split_stdio(c)
+  if note then
+    table.insert(notes, note)
+  end
   check("private", c.private, "boolean")
   check("socket", c.socket, "string", true)
   check("autoconnect", c.autoconnect, "boolean")
@@ -140,12 +208,16 @@ function M.build(opts)
   for name, spec in pairs(c.agents) do
     check("agents." .. name, spec, { "string", "table" })
   end
-  return c
+  return c, notes
 end
 
 ---The configuration in force: what setup() was given, or the defaults.
 ---@type agentd.Config
 M.current = nil
+
+---Notes on the options setup() was given (see M.build), for :checkhealth.
+---@type string[]
+M.notes = {}
 
 function M.get()
   if not M.current then
@@ -155,19 +227,26 @@ function M.get()
 end
 
 ---The agentd command line: binary (resolved on $PATH) and its arguments.
----@return string[]|nil argv, string|nil err
+---When the binary cannot be run: nil, why, and the command line unresolved.
+---@return string[]|nil argv, string|nil err, string[]|nil base
 function M.command(c)
   c = c or M.get()
   local base = type(c.cmd) == "table" and vim.deepcopy(c.cmd) or { c.cmd }
   if #base == 0 or type(base[1]) ~= "string" or base[1] == "" then
-    return nil, "agentd: option cmd is empty; set it to the agentd binary"
+    return nil, "agentd: option cmd is empty; set it to the agentd binary", {}
   end
   local exe = vim.fn.exepath(base[1])
   if exe == "" then
+    local why = "was not found"
+    local st = vim.uv.fs_stat(vim.fn.expand(base[1]))
+    if st and st.type == "directory" then
+      why = "is a folder, not a program"
+    elseif st then
+      why = "is not executable"
+    end
     return nil,
-      ("agentd: %q was not found or is not executable; install agentd or set cmd in require('agentd').setup()"):format(
-        base[1]
-      )
+      ("agentd: %q %s; install agentd or set cmd in require('agentd').setup()"):format(base[1], why),
+      base
   end
   base[1] = exe
   return base

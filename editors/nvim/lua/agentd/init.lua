@@ -63,7 +63,29 @@ local function how_it_ended(code, signal)
   return signal and signal ~= 0 and ("signal " .. signal) or ("exit code " .. tostring(code))
 end
 
-local function on_exit(code, signal, expected)
+-- agentd did not start (it exited, or refused, before it answered
+-- initialize): say why, once, with its command line and stderr. After a lost
+-- connection, the sessions it had are gone from this Neovim too.
+local function report_failure(failure)
+  local lost = reconnecting
+  reconnecting = nil
+  local msg = rpc.describe_failure(failure)
+  if lost then
+    sessions.all_exited("agentd.exit")
+    for _, s in ipairs(sessions.list()) do
+      ui().close_notice(s.id)
+    end
+    terminal().detach_all()
+    vim.cmd("redrawstatus!")
+    msg = ("agentd: the connection to its daemon ended (%s) and could not be made again.\n%s"):format(lost.how, msg)
+  end
+  ui().notify(msg, vim.log.levels.ERROR)
+end
+
+local function on_exit(code, signal, expected, failure)
+  if failure then
+    return report_failure(failure)
+  end
   local private = config.get().private
   if not expected and not private and not reconnecting then
     -- The forwarder ended: maybe alone (the daemon and its agents run on),
@@ -195,8 +217,10 @@ local function on_started(info, err)
     return
   end
   if err then
-    ui().notify("agentd: initialize failed: " .. (err.message or vim.inspect(err)), vim.log.levels.WARN)
-  elseif info and info.protocolVersion ~= rpc.PROTOCOL_VERSION then
+    -- agentd refused to start; it exits, and that says why (on_exit).
+    return
+  end
+  if info and info.protocolVersion ~= rpc.PROTOCOL_VERSION then
     ui().notify(
       ("agentd speaks protocol %s, this plugin %d: update the one that is behind"):format(
         tostring(info.protocolVersion),
@@ -207,9 +231,6 @@ local function on_started(info, err)
   end
   for _, w in ipairs(info and info.warnings or {}) do
     ui().notify("agentd: " .. w, vim.log.levels.WARN)
-  end
-  if err then
-    return
   end
   -- The daemon's sessions, whoever started them.
   M.refresh(function()
@@ -256,8 +277,13 @@ end
 ---command that needs it.
 ---@param opts table|nil see :h agentd-config
 function M.setup(opts)
-  config.current = config.build(opts)
+  local notes
+  config.current, notes = config.build(opts)
+  config.notes = notes
   wire()
+  for _, n in ipairs(notes) do
+    ui().notify(n, vim.log.levels.WARN)
+  end
 end
 
 local function ready()
@@ -401,24 +427,55 @@ function M.resolve_agent(name, extra)
   return out
 end
 
+local spawn
+
 ---Starts an agent. what: a name (:h agentd-agents) or {argv, agent?, env?,
----name?, cwd?, open?}. cb(err, session).
-function M.new(what, cb)
+---name?, cwd?, open?}; args: more arguments after a name's argv.
+---cb(err, session). Nothing opens before agentd has answered initialize:
+---when it does not start, that is said once and no window is left behind.
+function M.new(what, cb, args)
   cb = cb or function() end
   if not M.start() then
     return cb({ message = "agentd is not running" })
   end
+  rpc.when_ready(function(rerr)
+    if rerr then
+      if not rerr.failure then
+        ui().notify("agentd: " .. (rerr.message or "?"), vim.log.levels.ERROR)
+      end
+      return cb(rerr)
+    end
+    spawn(what, args, cb)
+  end)
+end
+
+-- What :Agentd new NAME does when NAME is neither an agent it knows nor a
+-- program agentd could run.
+local function not_an_agent(name, serr)
+  return ("agentd: %q is not an agent name (one of: %s) and could not be run as a program (%s).\n"
+    .. ":Agentd new NAME [ARGS…] starts an agent by name; :Agentd new /path/to/program [ARGS…] runs a program"):format(
+    name,
+    table.concat(M._agent_names(), ", "),
+    serr.message or "?"
+  )
+end
+
+spawn = function(what, args, cb)
   local c = config.get()
   local spec, err
+  local by_name = nil
   if type(what) == "table" and what.argv then
     spec = vim.deepcopy(what)
+    vim.list_extend(spec.argv, args or {})
   else
-    spec, err = M.resolve_agent(what or c.default_agent or "demo")
+    by_name = what or c.default_agent or "demo"
+    spec, err = M.resolve_agent(by_name, args)
   end
   if not spec then
     ui().notify(err, vim.log.levels.ERROR)
     return cb({ message = err })
   end
+  local known = by_name and vim.tbl_contains(M._agent_names(), by_name)
   local open = spec.open
   if open == nil then
     open = c.open_on_new
@@ -451,8 +508,15 @@ function M.new(what, cb)
       if serr.code == rpc.codes.auth_required and type(serr.data) == "table" then
         return M.login(spec, serr.data, cb)
       end
+      if serr.code == require("agentd.transport").GONE then
+        return cb(serr) -- agentd exited: on_exit says so
+      end
+      if by_name and not known and serr.code == rpc.codes.spawn_failed then
+        ui().notify(not_an_agent(by_name, serr), vim.log.levels.ERROR)
+        return cb(serr)
+      end
       ui().notify(
-        ("agentd: could not start %s: %s"):format(table.concat(spec.argv, " "), serr.message or "?"),
+        ("agentd: could not start %s: %s"):format(rpc.cmdline(spec.argv), serr.message or "?"),
         vim.log.levels.ERROR
       )
       return cb(serr)

@@ -1,8 +1,9 @@
 -- The connection to `agentd --stdio`: one process per Neovim instance,
--- JSON-RPC with Content-Length framing through vim.lsp.rpc. By default that
+-- JSON-RPC with Content-Length framing (agentd.transport). By default that
 -- process forwards to agentd's per-user daemon, which owns the sessions;
 -- with config private it is agentd itself.
 local config = require("agentd.config")
+local transport = require("agentd.transport")
 
 local M = {}
 
@@ -10,7 +11,19 @@ local M = {}
 ---@field notification fun(method: string, params: table)
 ---@field starting fun()
 ---@field started fun(info: table|nil, err: table|nil)
----@field exited fun(code: integer, signal: integer, expected: boolean)
+---@field exited fun(code: integer, signal: integer, expected: boolean, failure: agentd.StartFailure|nil)
+
+---Why agentd did not start: it could not be run, or it exited (or refused
+---initialize) before it answered initialize.
+---@class agentd.StartFailure
+---@field argv string[] the command line
+---@field code integer|nil exit code
+---@field signal integer|nil
+---@field stderr string[]|nil the lines it printed (see transport.lines)
+---@field error table|nil initialize's error answer
+---@field reason string|nil when it could not be run at all
+---@field note string|nil a line said after the first
+---@field hint boolean|nil false: leave out where to look next
 
 ---@type agentd.Handlers
 local handlers = {
@@ -20,11 +33,14 @@ local handlers = {
   exited = function() end,
 }
 
-local client = nil ---@type vim.lsp.rpc.PublicClient|nil
+local client = nil ---@type agentd.Transport|nil
 local generation = 0 -- bumped on every start, so a late exit of an old process is ignored
 local stopping = false
 local server = nil -- initialize result
 local probing = false -- the client was started with no_start and has not initialized yet
+-- The agentd being started: its command line, and who waits for it to answer
+-- initialize (M.when_ready).
+local attempt = nil ---@type {argv: string[], waiters: fun(err: table|nil)[], error: table|nil, transport: agentd.Transport|nil}|nil
 
 M.PROTOCOL_VERSION = 1
 
@@ -76,9 +92,9 @@ function M.pid()
 end
 
 local function argv_for(c)
-  local argv, err = config.command(c)
+  local argv, err, base = config.command(c)
   if not argv then
-    return nil, err
+    argv = base or {}
   end
   table.insert(argv, "--stdio")
   if c.private then
@@ -94,10 +110,95 @@ local function argv_for(c)
     vim.list_extend(argv, { "--cooldown", c.cooldown })
   end
   vim.list_extend(argv, c.args or {})
-  return argv
+  return argv, err
 end
 
----Starts agentd unless it runs; returns true, or false and why not.
+---A command line as a person would type it in a shell.
+---@param argv string[]
+function M.cmdline(argv)
+  local words = {}
+  for _, a in ipairs(argv) do
+    table.insert(words, a:match("^[%w@%%+=:,./_-]+$") and a or vim.fn.shellescape(a))
+  end
+  return table.concat(words, " ")
+end
+
+---"exited with code 2", "was ended by signal 9".
+function M.how_it_ended(code, signal)
+  if signal and signal ~= 0 then
+    return "was ended by signal " .. signal
+  end
+  return "exited with code " .. tostring(code)
+end
+
+---The one message that says why agentd did not start: what went wrong, the
+---command line, and what agentd printed on stderr.
+---@param f agentd.StartFailure
+---@param headline string|nil the first line, when not agentd's start failed
+---@return string
+function M.describe_failure(f, headline)
+  local lines = {}
+  local said = f.error and f.error.message or nil
+  if headline then
+    table.insert(lines, headline)
+  elseif f.reason then
+    table.insert(lines, "agentd did not start: " .. f.reason)
+  elseif said then
+    table.insert(lines, ("agentd did not start: it refused initialize: %s (it %s)"):format(said, M.how_it_ended(f.code, f.signal)))
+  else
+    table.insert(lines, ("agentd did not start: it %s before it answered initialize"):format(M.how_it_ended(f.code, f.signal)))
+  end
+  if f.note then
+    table.insert(lines, f.note)
+  end
+  table.insert(lines, "command: " .. M.cmdline(f.argv))
+  local err = {}
+  for _, l in ipairs(transport.excerpt(f.stderr or {})) do
+    -- The refusal agentd also wrote to stderr is said above already.
+    if not (said and said:find(vim.trim(l:gsub("^agentd: ", "")), 1, true)) then
+      table.insert(err, l)
+    end
+  end
+  if #err == 1 then
+    table.insert(lines, "stderr: " .. err[1])
+  elseif #err > 1 then
+    table.insert(lines, "stderr:")
+    for _, l in ipairs(err) do
+      table.insert(lines, "  " .. l)
+    end
+  end
+  if f.hint ~= false then
+    table.insert(lines, "Check cmd and args in require('agentd').setup(); :checkhealth agentd runs the command")
+  end
+  return table.concat(lines, "\n")
+end
+
+local function settle(a, err)
+  local waiters = a.waiters
+  a.waiters = {}
+  for _, w in ipairs(waiters) do
+    w(err)
+  end
+end
+
+---Calls cb(nil) once the running agentd has answered initialize, or
+---cb(err) when it did not start (err.failure then says why: it was told
+---already, through handlers.exited) or refused to connect (err.code).
+---@param cb fun(err: table|nil)
+function M.when_ready(cb)
+  if server and M.running() then
+    return cb(nil)
+  end
+  if not (attempt and M.running()) then
+    return cb({ code = -1, message = "agentd is not running" })
+  end
+  table.insert(attempt.waiters, cb)
+end
+
+---Starts agentd unless it runs; returns true, or false and why not (the
+---program is missing or cannot be run: nothing was started). When agentd
+---starts but exits before it answers initialize, handlers.exited gets the
+---failure, and M.when_ready's callers an error.
 ---opts.no_start: connect only to a daemon already running (initialize is
 ---then refused with codes.no_daemon when none runs).
 ---@param opts {no_start: boolean}|nil
@@ -115,8 +216,8 @@ function M.ensure(opts)
   end
   local c = config.get()
   local argv, err = argv_for(c)
-  if not argv then
-    return false, err
+  if err then
+    return false, ("%s\ncommand: %s"):format(err, M.cmdline(argv))
   end
   if opts and opts.no_start and not c.private then
     table.insert(argv, "--no-start")
@@ -133,45 +234,74 @@ function M.ensure(opts)
   handlers.starting()
   stopping = false
   server = nil
-  local ok, started = pcall(vim.lsp.rpc.start, argv, {
-    notification = function(method, params)
+  local a = { argv = argv, waiters = {} }
+  attempt = a
+  local started, serr = transport.start(argv, {
+    env = c.env,
+    on_notification = function(method, params)
       if gen == generation then
         handlers.notification(method, params or {})
       end
     end,
-    server_request = function(method)
-      return nil, vim.lsp.rpc.rpc_response_error(-32601, "agentd.nvim does not serve " .. method)
-    end,
     on_exit = function(code, signal)
-      vim.schedule(function()
-        if gen ~= generation then
-          return
-        end
-        local expected = stopping or (only_if_running and not initialized)
-        client, server = nil, nil
-        probing = false
-        handlers.exited(code, signal, expected)
-      end)
+      if gen ~= generation then
+        return
+      end
+      local stderr = a.transport and a.transport.stderr() or {}
+      local refused = a.error
+      -- Not started: it ended before it answered initialize, or refused it
+      -- (a daemon of another protocol, say) other than with "no daemon runs"
+      -- to a connection that asked for one only if it runs.
+      local failure = nil
+      if not initialized and not stopping and not (refused and refused.code == M.codes.no_daemon) then
+        failure = { argv = argv, code = code, signal = signal, stderr = stderr, error = refused }
+      end
+      local expected = stopping or (only_if_running and not initialized) or failure ~= nil
+      client, server = nil, nil
+      probing = false
+      if attempt == a then
+        attempt = nil
+      end
+      settle(a, failure and { code = -1, message = M.describe_failure(failure), failure = failure } or { code = -1, message = "agentd exited" })
+      handlers.exited(code, signal, expected, failure)
     end,
-    on_error = function() end,
-  }, { env = c.env })
-  if not ok then
-    return false, "agentd: could not start " .. argv[1] .. ": " .. tostring(started)
+  })
+  if not started then
+    attempt = nil
+    probing = false
+    return false, M.describe_failure({ argv = argv, reason = serr })
   end
   client = started
+  a.transport = started
   local version = vim.version()
   client.request("initialize", {
     clientInfo = { name = "agentd.nvim", version = ("%d.%d.%d"):format(version.major, version.minor, version.patch) },
     capabilities = vim.empty_dict(), -- {} would be encoded as [], which agentd refuses
     workspaceFolders = { vim.fn.getcwd() },
   }, function(ierr, result)
-    if gen ~= generation then
-      return
+    if gen ~= generation or (ierr and ierr.code == transport.GONE) then
+      return -- it exited first: on_exit says so
     end
     if not ierr then
       server = result
       initialized = true
       probing = false
+      settle(a, nil)
+    else
+      a.error = ierr
+      if ierr.code ~= M.codes.no_daemon then
+        -- agentd refuses and exits (its forwarder does, at once); the exit
+        -- tells the failure, with its code and stderr. One that stays is
+        -- ended, so the next command starts afresh.
+        local c2 = client
+        vim.defer_fn(function()
+          if c2 and not c2.is_closing() and gen == generation then
+            c2.terminate()
+          end
+        end, 2000)
+      else
+        settle(a, ierr)
+      end
     end
     handlers.started(result, ierr)
   end)
