@@ -31,33 +31,77 @@ function M.unframe(data)
   return out
 end
 
----Runs `agentd --stdio --private`, sends initialize, shutdown and exit on its stdin.
+local function lines_of(text)
+  return vim.split(text or "", "\n", { trimempty = true })
+end
+
+---Runs argv with stdin (nil: none) and waits at most timeout ms.
+---@return vim.SystemCompleted|nil res, agentd.StartFailure|nil failure
+local function run(argv, stdin, timeout)
+  local ok, proc = pcall(vim.system, argv, { stdin = stdin or false, text = false })
+  if not ok then
+    return nil, { argv = argv, reason = tostring(proc) }
+  end
+  local res = proc:wait(timeout)
+  if res.code == 124 or (res.signal == 15 and res.code ~= 0) then
+    return nil, { argv = argv, code = res.code, signal = res.signal, stderr = lines_of(res.stderr), note = ("it did not finish in %d ms"):format(timeout) }
+  end
+  return res
+end
+
+---Runs `agentd --stdio --private` (the configured cmd before --stdio),
+---sends initialize, shutdown and exit on its stdin.
+---@param base string[] the command line before --stdio
 ---@return table|nil initialize result, string|nil err
-function M.handshake(bin, timeout)
+function M.handshake(base, timeout)
+  local rpc = require("agentd.rpc")
+  if type(base) == "string" then
+    base = { base }
+  end
   local input = frame({ jsonrpc = "2.0", id = 1, method = "initialize", params = { clientInfo = { name = "agentd.nvim checkhealth" } } })
     .. frame({ jsonrpc = "2.0", id = 2, method = "shutdown" })
     .. frame({ jsonrpc = "2.0", method = "exit" })
-  local ok, proc = pcall(vim.system, { bin, "--stdio", "--private", "--log", "/dev/null" }, { stdin = input, text = false })
-  if not ok then
-    return nil, tostring(proc)
+  local argv = vim.list_extend(vim.deepcopy(base), { "--stdio", "--private", "--log", "/dev/null" })
+  local res, failure = run(argv, input, timeout or 5000)
+  if not res then
+    failure.hint = false
+    return nil, rpc.describe_failure(failure)
   end
-  local res = proc:wait(timeout or 5000)
-  if res.signal == 9 or res.signal == 15 then
-    return nil, ("no answer in %d ms"):format(timeout or 5000)
-  end
+  local refused
   for _, msg in ipairs(M.unframe(res.stdout or "")) do
     if msg.id == 1 then
-      if msg.error then
-        return nil, ("initialize failed: %s"):format(msg.error.message or vim.inspect(msg.error))
+      if not msg.error then
+        return msg.result
       end
-      return msg.result
+      refused = msg.error
     end
   end
   return nil,
-    ("no initialize answer (exit %s); stdout %q, stderr %q"):format(
-      tostring(res.code),
-      (res.stdout or ""):sub(1, 200),
-      (res.stderr or ""):sub(1, 200)
+    rpc.describe_failure({ argv = argv, code = res.code, signal = res.signal, stderr = lines_of(res.stderr), error = refused, hint = false })
+end
+
+---Runs the configured command's `version`; returns its line, or nil and the
+---same message a failed start gives.
+---@param base string[] the command line before --stdio
+---@return string|nil version, string|nil err
+function M.version(base)
+  local rpc = require("agentd.rpc")
+  local argv = vim.list_extend(vim.deepcopy(base), { "version" })
+  local res, failure = run(argv, nil, 5000)
+  if not res then
+    failure.hint = false
+    return nil, rpc.describe_failure(failure, ("`%s` failed"):format(rpc.cmdline(argv)))
+  end
+  local line = vim.trim(res.stdout or "")
+  if res.code == 0 and line:match("^agentd ") then
+    return line
+  end
+  local what = res.code ~= 0 and ("it " .. rpc.how_it_ended(res.code, res.signal))
+    or ("it printed %q, not agentd's version"):format(line:sub(1, 80))
+  return nil,
+    rpc.describe_failure(
+      { argv = argv, code = res.code, signal = res.signal, stderr = lines_of(res.stderr), hint = false },
+      ("`%s` failed: %s"):format(rpc.cmdline(argv), what)
     )
 end
 
@@ -74,24 +118,30 @@ function M.check()
 
   h.start("agentd: binary")
   local c = config.get()
-  local bin, err = config.binary(c)
-  if not bin then
-    h.error(err, { "Build it: go build -o ~/.local/bin/agentd ./cmd/agentd", "or set cmd in require('agentd').setup()" })
+  for _, note in ipairs(config.notes or {}) do
+    h.warn(note)
+  end
+  local base, err, unresolved = config.command(c)
+  if not base then
+    h.error(
+      ("%s\ncommand: %s"):format(err, require("agentd.rpc").cmdline(vim.list_extend(unresolved or {}, { "--stdio" }))),
+      { "Build it: go build -o ~/.local/bin/agentd ./cmd/agentd", "or set cmd in require('agentd').setup()" }
+    )
     return
   end
+  local bin = base[1]
   h.ok("found: " .. bin)
-  local ver = vim.system({ bin, "version" }, { text = true }):wait(3000)
-  local line = vim.trim(ver.stdout or "")
-  if ver.code == 0 and line:match("^agentd ") then
+  local line, verr = M.version(base)
+  if line then
     h.ok("version: " .. line)
   else
-    h.error(("`%s version` failed (exit %s): %s"):format(bin, tostring(ver.code), vim.trim(ver.stderr or "")))
+    h.error(verr, { "cmd in require('agentd').setup() is agentd and what comes before --stdio, e.g. cmd = { \"" .. bin .. "\" }" })
   end
 
   h.start("agentd: protocol")
-  local result, herr = M.handshake(bin)
+  local result, herr = M.handshake(base)
   if not result then
-    h.error("handshake with `agentd --stdio` failed: " .. herr, { "Run it by hand: " .. bin .. " --stdio --verbose" })
+    h.error("handshake with `agentd --stdio` failed: " .. herr, { "Run it by hand: " .. require("agentd.rpc").cmdline(base) .. " --stdio --verbose" })
   elseif result.protocolVersion ~= M.PROTOCOL_VERSION then
     h.error(
       ("agentd speaks protocol %s, this plugin %d"):format(tostring(result.protocolVersion), M.PROTOCOL_VERSION),
