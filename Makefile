@@ -16,7 +16,20 @@ demo:
 
 # Everything CI runs. Installs what it needs (Go modules, the pinned agent
 # CLIs from npm) on first use.
-test: deps agents unit cross portable fuzz nvim vscode conformance
+# Each stage in turn, stopping at the first that fails; the end of the log
+# has every stage's time and a closing "N passed, N failed" over stages.
+TEST_STAGES ?= deps agents unit cross portable fuzz nvim vscode conformance
+test:
+	@passed=0; failed=0; times=""; \
+	for st in $(TEST_STAGES); do \
+	  t0=$$(date +%s); \
+	  if $(MAKE) --no-print-directory $$st; then passed=$$((passed+1)); r=ok; else failed=$$((failed+1)); r=FAILED; fi; \
+	  times="$$times$$(printf '  %-12s %6ss  %s' $$st $$(( $$(date +%s) - t0 )) $$r)\n"; \
+	  [ $$r = ok ] || break; \
+	done; \
+	printf '\nmake test, stage times:\n%b' "$$times"; \
+	echo "stages: $$passed passed, $$failed failed"; \
+	[ $$failed -eq 0 ]
 
 # The quick check: go vet and the unit tests of the packages that need no
 # agent CLI (detect and its whole corpus, sessions, rpc, acp). A few
