@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -147,7 +148,9 @@ func lockDaemon(socket string) (func(), error) {
 	}
 	_ = f.Truncate(0)
 	_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	return func() { _ = f.Close() }, nil
+	// The lock is let go of by the kernel as the process ends, not before:
+	// agentd stop waits for it (daemonGone) as the sign the daemon is gone.
+	return func() { runtime.KeepAlive(f) }, nil
 }
 
 // flockWithin takes f's lock (how: LOCK_EX or LOCK_SH), waiting at most d
