@@ -43,7 +43,7 @@ describe("config", function()
     assert.equals("/opt/agentd", c.cmd)
     assert.same({}, c.args)
     assert.equals(1, #notes)
-    assert.matches('option cmd { "/opt/agentd", "%-%-stdio" } has %-%-stdio, which the plugin adds itself; running it as cmd = "/opt/agentd"', notes[1])
+    assert.matches('option cmd { "/opt/agentd", "%-%-stdio" } has %-%-stdio, which the plugin adds itself: write cmd = "/opt/agentd"', notes[1])
     -- What comes after --stdio goes before args; --private is the option.
     c, notes = config.build({ cmd = { "env", "X=1", "agentd", "--stdio", "--private", "--verbose" }, args = { "--debug" } })
     assert.same({ "env", "X=1", "agentd" }, c.cmd)

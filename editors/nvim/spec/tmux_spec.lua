@@ -84,6 +84,38 @@ vim.o.shortmess = vim.o.shortmess .. "I"
     io.stdout:write(("--- %s\n%s\n"):format(title, (text:gsub("%s+$", ""))))
   end
 
+  it("a cmd that exits at once: the message says why, and Enter leaves no window behind", function()
+    local bad = vim.fn.fnamemodify(init, ":h") .. "/agentd-exits-2"
+    vim.fn.writefile({ "#!/bin/sh", 'echo "agentd: cannot read rules: x.toml: line 3: bad key" >&2', "exit 2" }, bad)
+    vim.uv.fs_chmod(bad, tonumber("755", 8))
+    local f = assert(io.open(init, "w"))
+    f:write(([[
+vim.opt.rtp:prepend(%q)
+vim.cmd.runtime("plugin/agentd.lua")
+require("agentd").setup({ cmd = %q })
+vim.o.laststatus = 2
+vim.o.shortmess = vim.o.shortmess .. "I"
+]]):format(H.root, bad))
+    f:close()
+    start("C")
+    wait_screen("C", "%[No Name%]")
+    tmux("send-keys", "-t", "C", ":Agentd new demo", "Enter")
+    local said = wait_screen("C", "Press ENTER")
+    show("Neovim with a cmd that exits 2, after :Agentd new demo", said)
+    assert.matches("agentd did not start: it exited with code 2 before it answered initialize", said)
+    assert.matches("command: " .. vim.pesc(bad) .. " %-%-stdio", said)
+    assert.matches("stderr: agentd: cannot read rules: x%.toml: line 3: bad key", said)
+    tmux("send-keys", "-t", "C", "Enter")
+    local left = wait_screen("C", "%[No Name%]")
+    vim.wait(300)
+    left = screen("C")
+    show("after Enter", left)
+    -- One window: one statusline, no vertical separator.
+    local _, statuslines = left:gsub("%[No Name%]", "")
+    assert.equals(1, statuslines)
+    assert.is_nil(left:find("│"))
+  end)
+
   it("A starts an agent and quits; B's statusline counts it and :Agentd answer answers it", function()
     start("A")
     wait_screen("A", "%[No Name%]")

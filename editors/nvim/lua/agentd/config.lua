@@ -143,7 +143,7 @@ local function split_stdio(c)
   if c.private and vim.tbl_contains(after, "--private") then
     right = right .. ", private = true"
   end
-  return ("agentd: option cmd %s has --stdio, which the plugin adds itself; running it as %s (write that in setup() to silence this)"):format(
+  return ("agentd: option cmd %s has --stdio, which the plugin adds itself: write %s (it runs that way now)"):format(
     show(old),
     right
   )

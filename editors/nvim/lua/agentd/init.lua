@@ -452,11 +452,10 @@ end
 -- What :Agentd new NAME does when NAME is neither an agent it knows nor a
 -- program agentd could run.
 local function not_an_agent(name, serr)
-  return ("agentd: %q is not an agent name (one of: %s) and could not be run as a program (%s).\n"
-    .. ":Agentd new NAME [ARGS…] starts an agent by name; :Agentd new /path/to/program [ARGS…] runs a program"):format(
+  return ("agentd: %q is neither an agent name (:Agentd new <Tab> lists them) nor a program agentd could run: %s\n"
+    .. ":Agentd new NAME [ARGS…] starts an agent by name, :Agentd new /path/to/program [ARGS…] runs a program"):format(
     name,
-    table.concat(M._agent_names(), ", "),
-    serr.message or "?"
+    (serr.message or "?"):gsub("^session/spawn: ", "")
   )
 end
 

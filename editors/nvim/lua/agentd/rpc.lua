@@ -138,7 +138,7 @@ end
 ---@return string
 function M.describe_failure(f, headline)
   local lines = {}
-  local said = f.error and f.error.message or nil
+  local said = f.error and f.error.message and tostring(f.error.message):gsub("^agentd: ", "") or nil
   if headline then
     table.insert(lines, headline)
   elseif f.reason then
@@ -250,10 +250,11 @@ function M.ensure(opts)
       local stderr = a.transport and a.transport.stderr() or {}
       local refused = a.error
       -- Not started: it ended before it answered initialize, or refused it
-      -- (a daemon of another protocol, say) other than with "no daemon runs"
-      -- to a connection that asked for one only if it runs.
+      -- (a daemon of another protocol, a socket folder it will not use),
+      -- unless it said "no daemon runs" to a connection that asked for one
+      -- only if it runs.
       local failure = nil
-      if not initialized and not stopping and not (refused and refused.code == M.codes.no_daemon) then
+      if not initialized and not stopping and not (only_if_running and refused and refused.code == M.codes.no_daemon) then
         failure = { argv = argv, code = code, signal = signal, stderr = stderr, error = refused }
       end
       local expected = stopping or (only_if_running and not initialized) or failure ~= nil
@@ -289,7 +290,7 @@ function M.ensure(opts)
       settle(a, nil)
     else
       a.error = ierr
-      if ierr.code ~= M.codes.no_daemon then
+      if not (only_if_running and ierr.code == M.codes.no_daemon) then
         -- agentd refuses and exits (its forwarder does, at once); the exit
         -- tells the failure, with its code and stderr. One that stays is
         -- ended, so the next command starts afresh.
