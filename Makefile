@@ -7,8 +7,16 @@ FUZZTIME ?= 15s
 
 all: build
 
+# The version stamped into agentd: the nearest v* tag (git describe), else
+# 0.1.0-dev+<commit>, with .dirty for uncommitted changes. make build
+# VERSION=x overrides it (tests make two builds that differ this way).
+GIT_COMMIT := $(shell git rev-parse HEAD 2>/dev/null)
+GIT_DIRTY := $(shell git diff --quiet HEAD 2>/dev/null || echo .dirty)
+VERSION ?= $(or $(patsubst v%,%,$(shell git describe --tags --match 'v[0-9]*' --dirty 2>/dev/null)),0.1.0-dev+$(shell git rev-parse --short=12 HEAD 2>/dev/null)$(GIT_DIRTY))
+LDFLAGS = -X main.version=$(VERSION) -X main.commit=$(GIT_COMMIT)
+
 build:
-	$(GO) build -o bin/agentd ./cmd/agentd
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/agentd ./cmd/agentd
 
 # See agentd at work on its bundled demo agent (no agent CLI needed).
 demo:

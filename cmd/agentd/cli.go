@@ -213,6 +213,11 @@ func cmdLs(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "ls", err)
 	}
 	defer k.close()
+	// Another build than ours serves the sessions: say so, on stderr,
+	// so that --json's stdout stays parseable.
+	for _, w := range k.c.Hello.Warnings {
+		fmt.Fprintf(stderr, "agentd ls: %s\n", w)
+	}
 	list, err := k.list()
 	if err != nil {
 		return fail(stderr, "ls", err)

@@ -17,9 +17,6 @@ import (
 	"os"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "0.1.0-dev"
-
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
@@ -65,8 +62,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "explain":
 		return cmdClassify(args[1:], stdout, stderr, true)
 	case "version", "--version", "-version":
-		fmt.Fprintf(stdout, "agentd %s\n", version)
-		return 0
+		return cmdVersion(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		usage(stdout)
 		return 0
@@ -118,6 +114,6 @@ commands:
             from inside a session: tell agentd what this program is doing
   report EVENT
             what agentd's Claude Code hooks run (hook JSON on stdin)
-  version   print agentd's version
+  version   print agentd's version (--json: version, commit, protocol, os, arch, go)
 `)
 }
