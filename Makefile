@@ -2,7 +2,7 @@
 GO ?= go
 AGENTS_CACHE ?= $(HOME)/.cache/agentd-agents
 
-.PHONY: all build demo test test-unit test-under-load unit cross portable agents conformance record bench bench-report fuzz nvim vscode deps clean
+.PHONY: dist all build demo test test-unit test-under-load unit cross portable agents conformance record bench bench-report fuzz nvim vscode deps clean
 FUZZTIME ?= 15s
 
 all: build
@@ -24,6 +24,11 @@ demo:
 
 # Everything CI runs. Installs what it needs (Go modules, the pinned agent
 # CLIs from npm) on first use.
+# What a release publishes, in dist/: a tarball per platform with SHA256SUMS
+# (cmd/agentd-dist; the same commit gives the same bytes).
+dist:
+	$(GO) run ./cmd/agentd-dist -out dist -version '$(VERSION)' -commit '$(GIT_COMMIT)'
+
 # Each stage in turn, stopping at the first that fails; the end of the log
 # has every stage's time and a closing "N passed, N failed" over stages.
 TEST_STAGES ?= deps agents unit cross portable fuzz nvim vscode conformance
