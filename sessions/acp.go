@@ -212,12 +212,22 @@ func (s *Session) updateACP() State {
 		return s.state // its login runs: startLogin set the state
 	}
 	pending := c.Pending()
-	s.mu.Lock()
-	if s.exited != nil {
-		st := s.state
-		s.mu.Unlock()
-		return st
+	var st State
+	var changed bool
+	s.locked(func() { st, changed = s.decideACPLocked(pending) })
+	if changed {
+		s.mgr.publish(s, st)
 	}
+	return st
+}
+
+// decideACPLocked advances an ACP session's state on its pending requests.
+// Called with s.mu held.
+func (s *Session) decideACPLocked(pending []acp.Permission) (State, bool) {
+	if s.exited != nil {
+		return s.state, false
+	}
+	s.faultPoint("acp")
 	if len(pending) > 0 || !s.acp.turn {
 		s.acp.timedOut = false
 	}
@@ -229,12 +239,7 @@ func (s *Session) updateACP() State {
 	if next.Prompt != nil {
 		s.acp.keys[next.Prompt.ID] = pending[0].Key
 	}
-	st, changed := s.setStateLocked(next)
-	s.mu.Unlock()
-	if changed {
-		s.mgr.publish(s, st)
-	}
-	return st
+	return s.setStateLocked(next)
 }
 
 // Prompt sends a prompt turn to an ACP agent; the turn runs on, and its

@@ -3,6 +3,7 @@ package sessions
 import (
 	"encoding/json"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -33,38 +34,72 @@ func (e *recEvents) last(id string) State {
 	return State{}
 }
 
-// A fault inside one session's work (injected here with a test hook, as a
-// bug in agentd would be) marks that session error; the others go on.
+// A fault inside one session's work (injected with a test hook, as a bug
+// in agentd or bad outside data would cause) marks that session error and
+// nothing else: at the start of an update, and inside each span that holds
+// the session's lock while it reads the process table, the agent's log or
+// a report, or decides. The other session goes on to its prompt and is
+// answered, and listing every session (what session/list does) answers.
 func TestPanicInOneSessionLeavesOthers(t *testing.T) {
+	for _, at := range faultPoints {
+		if at == "acp" {
+			continue // an ACP session's span: see decideACPLocked, which locked guards alike
+		}
+		t.Run(at, func(t *testing.T) { panicAt(t, at) })
+	}
+}
+
+func panicAt(t *testing.T, at string) {
 	rules, _ := detect.Load(nil, "")
 	ev := &recEvents{states: map[string][]State{}}
 	m := NewManager(Options{Rules: rules}, ev)
 	defer m.Shutdown()
 	script := `read -r -p "Go on? [y/n] " a; echo "got $a"; sleep 30`
-	bad, err := m.Spawn(SpawnSpec{Argv: []string{"bash", "--norc", "-c", script}, Cwd: t.TempDir()})
+	var bad atomic.Pointer[Session]
+	hook := func(s *Session, point string) {
+		if point == at && s == bad.Load() {
+			panic("injected fault at " + at)
+		}
+	}
+	testHookFault.Store(&hook)
+	defer testHookFault.Store(nil)
+	// A shell session, so that the process probe runs for it.
+	b, err := m.Spawn(SpawnSpec{Argv: []string{"bash", "--norc", "-c", script}, Cwd: t.TempDir(), Agent: "shell"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	hook := func(s *Session) {
-		if s == bad {
-			panic("injected fault")
-		}
-	}
-	testHookUpdate.Store(&hook)
-	defer testHookUpdate.Store(nil)
+	bad.Store(b)
+	b.poke() // its first classification may have run before it was marked
 	good, err := m.Spawn(SpawnSpec{Argv: []string{"bash", "--norc", "-c", script}, Cwd: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) && (ev.last(bad.ID).Name != Error || ev.last(good.ID).Name != Blocked) {
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) && (ev.last(b.ID).Name != Error || ev.last(good.ID).Name != Blocked) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if st := ev.last(bad.ID); st.Name != Error || st.Reason != "agentd.internal_error" {
-		t.Fatalf("faulty session: %+v, want error", st)
+	if st := ev.last(b.ID); st.Name != Error || st.Reason != "agentd.internal_error" {
+		t.Fatalf("faulty session after 20 s: %+v, want error (agentd.internal_error)", st)
 	}
 	if st := ev.last(good.ID); st.Name != Blocked {
-		t.Fatalf("the other session: %+v, want blocked on its prompt", st)
+		t.Fatalf("the other session after 20 s: %+v, want blocked on its prompt", st)
+	}
+	listed := make(chan int, 1)
+	go func() {
+		n := 0
+		for _, s := range m.List() {
+			_ = s.Info()
+			n++
+		}
+		listed <- n
+	}()
+	select {
+	case n := <-listed:
+		if n != 2 {
+			t.Fatalf("listed %d sessions, want 2", n)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("listing the sessions did not answer within 20 s: a lock is held for ever")
 	}
 	// The other session is still served: answering moves it on.
 	st := good.update()

@@ -44,6 +44,7 @@ type foreground struct {
 // probeLocked reads the foreground of a shell session, at most every
 // probeEvery. Called with s.mu held; returns the current reading.
 func (s *Session) probeLocked() foreground {
+	s.faultPoint("probe")
 	if !s.isShell {
 		return s.fg
 	}

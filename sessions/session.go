@@ -43,6 +43,15 @@ type Session struct {
 	base     *detect.Manifest // the rules of the program spawned
 	isShell  bool             // the program spawned is a shell: follow its foreground
 
+	// Lock order, outermost first: a goroutine holding one lock takes only
+	// locks after it in its line.
+	//   guardMu → updateMu → mu       (a guarded write classifies afresh)
+	//   guardMu → writeMu             (then types)
+	//   outMu → pump.mu, rd.mu → pump.mu
+	//   replyMu is let go of before writeMu is taken.
+	// The spans of mu that read outside data (process table, agent log,
+	// reports) or decide run inside locked, which lets go of mu however
+	// they end: a recovered panic never leaves it held.
 	writeMu  sync.Mutex // one writer on the PTY at a time
 	replyMu  sync.Mutex // guards replies and replying
 	replies  []byte     // the terminal's answers not yet written
@@ -365,9 +374,30 @@ func (s *Session) pollLoop(every time.Duration) {
 	}
 }
 
-// testHookUpdate, when a test sets it, runs at the start of every
-// classification: the way a test puts a fault inside one session's work.
-var testHookUpdate atomic.Pointer[func(*Session)]
+// testHookFault, when a test sets it, runs at each named point of a
+// session's classification (faultPoints): the way a test puts a fault
+// inside one session's work, as a bug or bad outside data would.
+var testHookFault atomic.Pointer[func(s *Session, at string)]
+
+// faultPoints are where testHookFault runs: at the start of an update, and
+// inside each span that holds s.mu while it reads outside data or decides.
+var faultPoints = []string{"update", "probe", "agent-log", "report", "decide", "acp"}
+
+func (s *Session) faultPoint(at string) {
+	if hook := testHookFault.Load(); hook != nil {
+		(*hook)(s, at)
+	}
+}
+
+// locked runs f with s.mu held and lets go of it however f ends: a panic
+// in f (which guard recovers) must not leave the lock held, or guard's own
+// locking and every later look at the session (session/list) would wait
+// for ever.
+func (s *Session) locked(f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f()
+}
 
 // guard runs one piece of a session's own work. A panic in it is a bug in
 // agentd, not the agent's fault: it is logged, this session is marked
@@ -401,23 +431,31 @@ func (s *Session) isBroken() bool {
 func (s *Session) update() State {
 	s.updateMu.Lock()
 	defer s.updateMu.Unlock()
-	if hook := testHookUpdate.Load(); hook != nil {
-		(*hook)(s)
-	}
+	s.faultPoint("update")
 	if s.acp != nil {
 		return s.updateACP()
 	}
-	s.mu.Lock()
-	fg := s.probeLocked()
-	s.followForegroundLocked(fg)
-	s.readAgentLogLocked()
-	s.mu.Unlock()
+	var fg foreground
+	s.locked(func() {
+		fg = s.probeLocked()
+		s.followForegroundLocked(fg)
+		s.readAgentLogLocked()
+	})
 	v, sc := s.classifyNow()
-	s.mu.Lock()
+	var st State
+	var changed bool
+	s.locked(func() { st, changed = s.decideLocked(v, sc, fg) })
+	if changed {
+		s.mgr.publish(s, st)
+	}
+	return st
+}
+
+// decideLocked advances the session's state on a fresh verdict; changed
+// says whether it is a new state to publish. Called with s.mu held.
+func (s *Session) decideLocked(v detect.Verdict, sc detect.Screen, fg foreground) (State, bool) {
 	if s.exited != nil {
-		st := s.state
-		s.mu.Unlock()
-		return st
+		return s.state, false
 	}
 	if s.answered != "" && (v.Prompt == nil || v.Prompt.ID != s.answered) {
 		s.answered = ""
@@ -450,6 +488,7 @@ func (s *Session) update() State {
 			}
 		}
 	}
+	s.faultPoint("decide")
 	next := decide(evidence{screen: v, report: rep, current: s.state, seen: s.seen, task: s.task, starting: starting, lineMode: lineMode, knowsIdle: s.manifest.HasIdleRule(), fg: fg})
 	next.Agent = s.manifest.Name
 	if next.Name == Working || next.Name == Blocked {
@@ -464,17 +503,13 @@ func (s *Session) update() State {
 	if next.Prompt != nil && next.Prompt.ID != s.promptID {
 		s.promptID, s.promptAt = next.Prompt.ID, time.Now()
 	}
-	st, changed := s.setStateLocked(next)
-	s.mu.Unlock()
-	if changed {
-		s.mgr.publish(s, st)
-	}
-	return st
+	return s.setStateLocked(next)
 }
 
 // readAgentLogLocked takes the newest turn event from the agent's own log
 // as a report, for agents that keep one (Codex).
 func (s *Session) readAgentLogLocked() {
+	s.faultPoint("agent-log")
 	if s.manifest.Name != "codex" {
 		return
 	}
@@ -520,6 +555,7 @@ func (s *Session) followForegroundLocked(fg foreground) {
 // the terminal received since the last look becomes the newest report.
 // Called with s.mu held.
 func (s *Session) freshReport(v detect.Verdict, sc detect.Screen) *report {
+	s.faultPoint("report")
 	if sc.StatusSeq != s.oscSeq {
 		s.oscSeq = sc.StatusSeq
 		s.reportSeq++
