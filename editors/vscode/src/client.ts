@@ -39,6 +39,7 @@ import {
   StateNotification,
   UpdateNotification,
 } from './protocol';
+import { cmdline, describeStartFailure, StartFailure, StderrTail } from './startfail';
 
 /** Used when there is no agentd to ask: it is starting, restarting or stopped. */
 export const NOT_RUNNING = -1;
@@ -62,11 +63,16 @@ export class AgentdError extends Error {
   }
 }
 
-/** agentd could not be started at all; `notFound` when the program is missing or not executable. */
+/**
+ * agentd did not start: `notFound` when the program is missing or not
+ * executable; else `failure` says how it ended (or refused) before it
+ * answered initialize.
+ */
 export class StartError extends AgentdError {
   constructor(
     message: string,
     readonly notFound: boolean,
+    readonly failure?: StartFailure,
   ) {
     super('spawn', NOT_RUNNING, message);
     this.name = 'StartError';
@@ -150,10 +156,17 @@ export class AgentdClient implements Agentd {
       // read, and a reply sent just before agentd left (agentd/stop's) would
       // be dropped with the connection.
       child.once('close', (code, signal) => {
-        this.exitInfo = { code, signal, expected: this.stopping };
-        this.conn.dispose();
-        this.closeEmitter.fire(this.exitInfo);
-        resolve(this.exitInfo);
+        const x: ExitInfo = { code, signal, expected: this.stopping };
+        this.exitInfo = x;
+        // vscode-jsonrpc hands what it read to its message queue on a
+        // setImmediate: a reply that came just before agentd exited (an
+        // initialize refused, then exit) is still there. Let it through
+        // before dispose() rejects what is pending.
+        setImmediate(() => {
+          this.conn.dispose();
+          this.closeEmitter.fire(x);
+          resolve(x);
+        });
       });
     });
     conn.onNotification(Methods.stateNotification, (n: StateNotification) => this.stateEmitter.fire(n));
@@ -175,24 +188,23 @@ export class AgentdClient implements Agentd {
       env: opts.env ?? process.env,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
-    const stderrTail: string[] = [];
+    const argv = [opts.path, ...args];
+    const stderr = new StderrTail();
     readline.createInterface({ input: child.stderr }).on('line', (line) => {
-      stderrTail.push(line);
-      if (stderrTail.length > 20) stderrTail.shift();
+      stderr.push(line);
       log(line);
     });
     await new Promise<void>((resolve, reject) => {
       child.once('spawn', resolve);
       child.once('error', (err: NodeJS.ErrnoException) => {
         const missing = err.code === 'ENOENT' || err.code === 'EACCES';
-        reject(
-          new StartError(
-            missing
-              ? `agentd was not found at "${opts.path}" (${err.code}): install it, put it on PATH or set agentd.path`
-              : `agentd could not be started from "${opts.path}": ${err.message}`,
-            missing,
-          ),
-        );
+        // "agentd --verbose" is no program's name: the setting holds a path only.
+        const words = /\s/.test(opts.path) ? ' (agentd.path is the program alone, without arguments)' : '';
+        const message = missing
+          ? `agentd was not found at "${opts.path}" (${err.code})${words}: install it, put it on PATH or set agentd.path`
+          : `agentd could not be started from "${opts.path}": ${err.message}`;
+        log(`[client] ${message}; command: ${cmdline(argv)}`);
+        reject(new StartError(message, missing));
       });
     });
     const conn = createMessageConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
@@ -208,13 +220,20 @@ export class AgentdClient implements Agentd {
         workspaceFolders: opts.workspaceFolders,
       });
     } catch (e) {
-      // When agentd died, say how (and what it printed) rather than "connection disposed".
-      const timeout = new Promise<undefined>((r) => setTimeout(() => r(undefined), 1000).unref());
+      // agentd died, or refused (a daemon of another protocol, a socket
+      // folder it will not use) and exits: say how, with the command line
+      // and what it printed, rather than "connection disposed".
+      // (Not vscode-jsonrpc's own errors for a connection that broke: a
+      // write to a pipe agentd closed when it exited.)
+      const ours = [RpcErrorCodes.MessageWriteError, RpcErrorCodes.MessageReadError, RpcErrorCodes.PendingResponseRejected, RpcErrorCodes.ConnectionInactive, NOT_RUNNING];
+      const refused = e instanceof AgentdError && !ours.includes(e.code) ? { code: e.code, message: e.message } : undefined;
+      const timeout = new Promise<undefined>((r) => setTimeout(() => r(undefined), refused ? 2000 : 1000).unref());
       const x = await Promise.race([client.exitPromise, timeout]);
       child.kill('SIGKILL');
-      if (x) {
-        const said = stderrTail.length ? `: ${stderrTail.join(' / ')}` : '';
-        throw new AgentdError(Methods.initialize, NOT_RUNNING, `agentd exited before it answered initialize (${describeExit(x)})${said}`);
+      if (x || refused) {
+        const x2 = x ?? (await client.exitPromise);
+        const failure: StartFailure = { argv, code: x2.code, signal: x2.signal, stderr: stderr.lines(), refused };
+        throw new StartError(describeStartFailure(failure), false, failure);
       }
       throw e;
     }

@@ -2,10 +2,15 @@
 import * as vscode from 'vscode';
 
 import { ACPAgent, AgentCommands, CustomAgent, DEFAULT_ACP_AGENTS } from './agents';
+import { splitStdio } from './startfail';
 
 export interface Config {
   /** agentd's path; "agentd" (looked up on PATH) when the setting is empty. */
   path: string;
+  /** Arguments the path setting had after --stdio (it should have none). */
+  pathArgs: string[];
+  /** Says the right form of a path setting that had --stdio in it. */
+  pathNote?: string;
   /** Passed as `--cooldown`, e.g. "30s". */
   cooldown: string;
   trace: 'off' | 'messages' | 'verbose';
@@ -26,8 +31,11 @@ export function readConfig(): Config {
     return Array.isArray(v) && v.every((x) => typeof x === 'string') ? (v as string[]) : dflt;
   };
   const cooldown = (c.get<string>('cooldown') ?? '').trim();
+  const path = splitStdio((c.get<string>('path') ?? '').trim() || 'agentd');
   return {
-    path: (c.get<string>('path') ?? '').trim() || 'agentd',
+    path: path.path,
+    pathArgs: path.args,
+    pathNote: path.note,
     cooldown: COOLDOWN.test(cooldown) ? cooldown : '30s',
     trace: c.get<'off' | 'messages' | 'verbose'>('trace.server') ?? 'off',
     agents: {
@@ -46,7 +54,7 @@ export function readConfig(): Config {
     },
     openTerminalOnStart: c.get<boolean>('terminal.openOnStart') ?? true,
     submitOnSend: c.get<boolean>('send.submit') ?? true,
-    private: c.get<boolean>('private') ?? false,
+    private: (c.get<boolean>('private') ?? false) || path.private,
   };
 }
 

@@ -38,7 +38,7 @@ export class Ctx implements vscode.Disposable {
     this.agentd = new Supervisor(
       () => ({
         path: this.config.path,
-        args: ['--cooldown', this.config.cooldown, ...(this.config.private ? ['--private'] : [])],
+        args: ['--cooldown', this.config.cooldown, ...(this.config.private ? ['--private'] : []), ...this.config.pathArgs],
         cwd: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath,
         clientInfo: { name: 'vscode', version: `${vscode.version}; agentd-vscode ${ext.extension.packageJSON.version}` },
         workspaceFolders: (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath),
@@ -66,6 +66,7 @@ export class Ctx implements vscode.Disposable {
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (!e.affectsConfiguration('agentd')) return;
         this.config = readConfig();
+        if (e.affectsConfiguration('agentd.path')) this.tellPathNote();
         if (needsRestart(e)) void this.offerRestart();
       }),
     );
@@ -76,7 +77,18 @@ export class Ctx implements vscode.Disposable {
   }
 
   async start(): Promise<void> {
+    this.tellPathNote();
     await this.agentd.start();
+  }
+
+  /** An agentd.path with --stdio runs without it; the person is told the right form. */
+  private tellPathNote(): void {
+    const note = this.config.pathNote;
+    if (!note) return;
+    this.log(`[client] ${note}`);
+    void vscode.window.showWarningMessage(note, 'Open Settings').then((b) => {
+      if (b) void vscode.commands.executeCommand('workbench.action.openSettings', 'agentd.path');
+    });
   }
 
   /** Names of the agents agentd has rules for (from initialize). */
@@ -217,10 +229,12 @@ export class Ctx implements vscode.Disposable {
             .then((b) => b && this.output.show(true));
         }
       } else {
-        const buttons = s.notFound ? ['Open Settings', 'Show Log'] : ['Restart agentd', 'Show Log'];
+        // agentd that never started: its settings are the likely cause, and
+        // a retry (once they are fixed) starts it; the log has all it printed.
+        const buttons = s.notFound ? ['Open Settings', 'Show Log'] : s.startup ? ['Show Log', 'Open Settings', 'Retry'] : ['Restart agentd', 'Show Log'];
         void vscode.window.showErrorMessage(`${s.message}${ended}`, ...buttons).then((b) => {
           if (b === 'Open Settings') void vscode.commands.executeCommand('workbench.action.openSettings', 'agentd.path');
-          else if (b === 'Restart agentd') void this.agentd.restart();
+          else if (b === 'Restart agentd' || b === 'Retry') void this.agentd.restart();
           else if (b === 'Show Log') this.output.show(true);
         });
       }

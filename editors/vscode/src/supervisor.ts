@@ -35,7 +35,12 @@ export type Status =
   | { kind: 'starting' }
   | { kind: 'running'; pid: number; version: string; restarts: number }
   | { kind: 'restarting'; delayMs: number; attempt: number; reason: string }
-  | { kind: 'failed'; message: string; notFound: boolean };
+  /**
+   * Given up. `startup`: agentd never started (missing, or it exited or
+   * refused before it answered initialize), so a retry as is would fail the
+   * same way; else it kept dying after it had run.
+   */
+  | { kind: 'failed'; message: string; notFound: boolean; startup: boolean };
 
 export interface SupervisorOptions {
   /** First restart delay; doubled after each failure in a row. */
@@ -102,7 +107,7 @@ export class Supervisor implements Agentd {
   async start(): Promise<void> {
     this.wanted = true;
     this.failures = 0;
-    await this.launch(++this.generation);
+    await this.launch(++this.generation, true);
   }
 
   /** Stops agentd (ending its sessions) and starts a new one with the back-off reset. */
@@ -124,16 +129,21 @@ export class Supervisor implements Agentd {
     this.setStatus({ kind: 'stopped' });
   }
 
-  private async launch(gen: number): Promise<void> {
+  /**
+   * Starts agentd. `first`: asked for (start, restart), not a restart after
+   * it died; one that does not start then is given up on at once, and said
+   * once: the same program with the same settings would fail the same way.
+   */
+  private async launch(gen: number, first = false): Promise<void> {
     this.setStatus({ kind: 'starting' });
     let client: AgentdClient;
     try {
       client = await AgentdClient.start(this.clientOptions());
     } catch (e) {
       if (gen !== this.generation) return;
-      if (e instanceof StartError) {
+      if (e instanceof StartError && (e.notFound || first)) {
         this.opts.log(`[client] ${e.message}`);
-        this.setStatus({ kind: 'failed', message: e.message, notFound: e.notFound });
+        this.setStatus({ kind: 'failed', message: e.message, notFound: e.notFound, startup: true });
         return;
       }
       this.failed(gen, (e as Error).message);
@@ -167,7 +177,7 @@ export class Supervisor implements Agentd {
     if (this.failures > this.opts.maxAttempts) {
       const message = `${reason}; it failed ${this.failures} times in a row, so it is not restarted again. See the agentd output, then run "agentd: Restart agentd".`;
       this.opts.log(`[client] ${message}`);
-      this.setStatus({ kind: 'failed', message, notFound: false });
+      this.setStatus({ kind: 'failed', message, notFound: false, startup: false });
       return;
     }
     const delayMs = Math.min(this.opts.baseDelayMs * 2 ** (this.failures - 1), this.opts.maxDelayMs);

@@ -7,7 +7,7 @@ import * as path from 'path';
 
 import { AgentdError, NOT_RUNNING } from '../../src/client';
 import { Status, Supervisor } from '../../src/supervisor';
-import { clientOptions, eventually } from './agentd';
+import { agentdBin, clientOptions, eventually } from './agentd';
 
 function record(sup: Supervisor): Status[] {
   const seen: Status[] = [];
@@ -38,19 +38,23 @@ test('agentd killed from outside is restarted after the first delay, and a new c
   assert.equal(sup.status.kind, 'stopped');
 });
 
-test('a program that keeps dying is retried with doubling delays, then given up on with a message', async () => {
+test('an agentd that ran and then keeps failing to start again is retried with doubling delays, then given up on with a message', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentd-bad-'));
   const bad = path.join(dir, 'agentd');
-  fs.writeFileSync(bad, '#!/bin/sh\necho "agentd: cannot read rules" >&2\nexit 3\n', { mode: 0o755 });
+  // The real agentd the first time; then it cannot start any more.
+  fs.writeFileSync(bad, `#!/bin/sh\nif [ ! -e "${dir}/ran" ]; then : >"${dir}/ran"; exec "${agentdBin()}" "$@"; fi\necho "agentd: cannot read rules" >&2\nexit 3\n`, { mode: 0o755 });
   const sup = new Supervisor(() => clientOptions({ path: bad }), { baseDelayMs: 20, maxAttempts: 3 });
   const seen = record(sup);
   await sup.start();
+  assert.equal(sup.status.kind, 'running');
+  sup.client!.kill9();
   await eventually('failed', () => sup.status.kind === 'failed', 30_000);
   const delays = seen.filter((s) => s.kind === 'restarting').map((s) => (s as Extract<Status, { kind: 'restarting' }>).delayMs);
   assert.deepEqual(delays, [20, 40, 80]);
-  const f = sup.status as Extract<Status, { kind: 'failed' }>;
+  const f = sup.status as unknown as Extract<Status, { kind: 'failed' }>;
   assert.equal(f.notFound, false);
-  assert.match(f.message, /exit code 3/);
+  assert.equal(f.startup, false);
+  assert.match(f.message, /exited with code 3/);
   assert.match(f.message, /cannot read rules/);
   assert.match(f.message, /Restart agentd/);
   await sup.stop();

@@ -55,7 +55,7 @@ test('while agentd is not running the badge says so, in error colours when it di
   assert.equal(item.text, '$(sync~spin) agentd restarting');
   assert.match(String(item.tooltip), /exit code 2\); restarting in 4 s \(attempt 3\)/);
   assert.equal((item.backgroundColor as ThemeColor).id, 'statusBarItem.errorBackground');
-  status({ kind: 'failed', message: 'agentd was not found', notFound: true });
+  status({ kind: 'failed', message: 'agentd was not found', notFound: true, startup: true });
   assert.equal(item.text, '$(error) agentd failed');
   assert.equal(item.command, 'agentd.showLog');
 });
