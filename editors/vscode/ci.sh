@@ -141,12 +141,13 @@ unit_rc=$?
 count "$ARTIFACTS/unit.tap"
 [ $unit_rc -eq 0 ] || echo "ci.sh: unit tests exited $unit_rc" >&2
 
-step "end-to-end test in code-server + Chromium"
+step "end-to-end tests in code-server + Chromium (an agentd.path that does not start, then the whole flow)"
 (cd "$HERE" && AGENTD_BIN="$AGENTD_BIN" VSIX="$HERE/dist/agentd.vsix" CODE_SERVER="$ENTRY" CODE_SERVER_NODE="$N24/bin/node" \
-  CHROMIUM="$(command -v chromium)" ARTIFACTS="$ARTIFACTS" E2E_PIDFILE="$PIDFILE" timeout 600 node --test \
+  CHROMIUM="$(command -v chromium)" ARTIFACTS="$ARTIFACTS" E2E_PIDFILE="$PIDFILE" timeout 900 node --test \
+  --test-concurrency=1 \
   --test-reporter=spec --test-reporter-destination=stdout \
   --test-reporter=tap --test-reporter-destination="$ARTIFACTS/e2e.tap" \
-  test/e2e/e2e.test.mjs)
+  test/e2e/startfail.test.mjs test/e2e/e2e.test.mjs)
 e2e_rc=$?
 count "$ARTIFACTS/e2e.tap"
 [ $e2e_rc -eq 0 ] || echo "ci.sh: end-to-end test exited $e2e_rc" >&2
