@@ -54,6 +54,7 @@ type Manifest struct {
 	Rules    []Rule                   `toml:"rule"`
 	Prompts  map[string]*PromptParser `toml:"prompt"`
 	Input    Input                    `toml:"input"`
+	Reports  Reports                  `toml:"reports"`
 
 	// Source names where the manifest came from (embedded or a file path).
 	Source string `toml:"-"`
@@ -70,9 +71,32 @@ type Identify struct {
 	// Title and Screen patterns recognise the agent from what it draws.
 	Title  []string `toml:"title"`
 	Screen []string `toml:"screen"`
+	// Shell: the program is a shell. agentd follows what runs in its
+	// foreground and classifies with that agent's rules until the shell
+	// is back; a shell is never itself the agent found in another shell.
+	Shell bool `toml:"shell"`
 
 	title, screen []pattern
 }
+
+// Reports says what the agent tells of itself besides its screen. Each
+// names a kind that agentd has a reader for (the sessions package), so a
+// user's manifest can turn one on for an agent agentd never heard of.
+type Reports struct {
+	// Hooks: how agentd gives the agent hooks for one launch, whose
+	// commands run `agentd report EVENT`. HooksClaudeSettings: Claude
+	// Code's --settings layer.
+	Hooks string `toml:"hooks"`
+	// Log: the agent's own log, read for the turn's events.
+	// LogCodexRollout: Codex's rollout file under $CODEX_HOME/sessions.
+	Log string `toml:"log"`
+}
+
+// The kinds of Reports agentd reads.
+const (
+	HooksClaudeSettings = "claude-settings"
+	LogCodexRollout     = "codex-rollout"
+)
 
 // Input says how the agent takes typed text.
 type Input struct {
@@ -250,6 +274,12 @@ func (m *Manifest) compile(file string, data []byte) error {
 			return errAt(lineOf(data, "ready_after", 0), "", "input.ready_after %q: want a duration from 0 to 10s, such as \"1s\"", m.Input.ReadyAfter)
 		}
 		m.Input.readyAfter = d
+	}
+	if h := m.Reports.Hooks; h != "" && h != HooksClaudeSettings {
+		return errAt(lineOf(data, "hooks", 0), "", "reports.hooks %q: agentd gives hooks of the kind %q only", h, HooksClaudeSettings)
+	}
+	if l := m.Reports.Log; l != "" && l != LogCodexRollout {
+		return errAt(lineOf(data, "log", 0), "", "reports.log %q: agentd reads logs of the kind %q only", l, LogCodexRollout)
 	}
 	if len(m.Rules) > MaxRules {
 		return errAt(0, "", "%d rules, at most %d allowed", len(m.Rules), MaxRules)

@@ -20,6 +20,8 @@ func TestManifestErrors(t *testing.T) {
 		{"name = \"x\"\nrule = 3\n", `x.toml`},
 		{"name = \"x\"\n[[rule]\n", `x.toml:3: expected end of table array name delimiter`},
 		{"name = \"x\"\nflavour = 1\n", `x.toml:2: unknown key "flavour"`},
+		{"name = \"x\"\n[reports]\nhooks = \"gemini-settings\"\n", `x.toml:3: reports.hooks "gemini-settings": agentd gives hooks of the kind "claude-settings" only`},
+		{"name = \"x\"\n[reports]\nlog = \"syslog\"\n", `x.toml:3: reports.log "syslog": agentd reads logs of the kind "codex-rollout" only`},
 	}
 	for _, tc := range tests {
 		_, err := ParseManifest("x.toml", []byte(tc.toml))
@@ -78,5 +80,41 @@ func TestProgressRegion(t *testing.T) {
 	s.Progress = Progress{State: 3}
 	if v := m.Classify(s); v.State != StateWorking {
 		t.Fatalf("indeterminate progress: %s (%s)", v.State, v.Reason)
+	}
+}
+
+// What an agent reports besides its screen, and whether it is a shell, are
+// manifest keys: the embedded manifests say them for Claude Code, Codex and
+// the shell, and a user's manifest may say them for any agent.
+func TestReportsAndShellAreManifestKeys(t *testing.T) {
+	set, warnings := Load(nil, "")
+	if len(warnings) > 0 {
+		t.Fatal(warnings)
+	}
+	get := func(name string) *Manifest {
+		m, ok := set.Lookup(name)
+		if !ok {
+			t.Fatalf("no manifest %q", name)
+		}
+		return m
+	}
+	for name, want := range map[string]Reports{
+		"claude": {Hooks: HooksClaudeSettings},
+		"codex":  {Log: LogCodexRollout},
+		"gemini": {},
+	} {
+		if got := get(name).Reports; got != want {
+			t.Errorf("%s: reports %+v, want %+v", name, got, want)
+		}
+	}
+	if !get(Shell).Identify.Shell || get("claude").Identify.Shell {
+		t.Errorf("identify.shell: shell %v, claude %v", get(Shell).Identify.Shell, get("claude").Identify.Shell)
+	}
+	m, err := ParseManifest("myagent.toml", []byte("name = \"myagent\"\n[identify]\nshell = true\n[reports]\nhooks = \"claude-settings\"\nlog = \"codex-rollout\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.Identify.Shell || m.Reports != (Reports{Hooks: HooksClaudeSettings, Log: LogCodexRollout}) {
+		t.Errorf("a user's manifest: shell %v, reports %+v", m.Identify.Shell, m.Reports)
 	}
 }

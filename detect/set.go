@@ -14,6 +14,10 @@ var embedded embed.FS
 // Generic is the manifest used when no agent is recognised.
 const Generic = "generic"
 
+// Shell is the manifest of an interactive shell, which agentd uses for the
+// terminals an ACP agent asks for.
+const Shell = "shell"
+
 // Set is every manifest agentd knows, by agent name.
 type Set struct {
 	byName map[string]*Manifest

@@ -35,8 +35,8 @@ const (
 // Codex sessions in one folder do not read each other's.
 var claimedLogs sync.Map
 
-// codexLog follows one session's Codex rollout file.
-type codexLog struct {
+// rolloutLog follows one session's Codex rollout file.
+type rolloutLog struct {
 	home    string    // CODEX_HOME
 	cwd     string    // the session's folder: Codex records it in session_meta
 	started time.Time // files older than the session are not its
@@ -47,7 +47,7 @@ type codexLog struct {
 	wait    time.Duration // from readAt to the next look
 }
 
-func newCodexLog(env []string, cwd string, started time.Time) *codexLog {
+func newRolloutLog(env []string, cwd string, started time.Time) *rolloutLog {
 	vars := map[string]string{}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
@@ -60,13 +60,13 @@ func newCodexLog(env []string, cwd string, started time.Time) *codexLog {
 	if home == "" {
 		return nil
 	}
-	return &codexLog{home: home, cwd: cwd, started: started}
+	return &rolloutLog{home: home, cwd: cwd, started: started}
 }
 
 // poll reads what Codex appended since the last look and returns the
 // report its newest turn event makes, if any. A look that is not due yet
 // does nothing and returns how long until it is.
-func (l *codexLog) poll(sessionID string) (rep *report, wait time.Duration) {
+func (l *rolloutLog) poll(sessionID string) (rep *report, wait time.Duration) {
 	if wait := l.wait - time.Since(l.readAt); wait > 0 {
 		return nil, wait
 	}
@@ -94,15 +94,15 @@ func (l *codexLog) poll(sessionID string) (rep *report, wait time.Duration) {
 	sc := bufio.NewScanner(strings.NewReader(string(data[:cut])))
 	sc.Buffer(make([]byte, 64<<10), 8<<20)
 	for sc.Scan() {
-		if r := codexEvent(sc.Bytes()); r != nil {
+		if r := rolloutEvent(sc.Bytes()); r != nil {
 			last = r
 		}
 	}
 	return last, 0
 }
 
-// codexEvent maps one rollout line to a report.
-func codexEvent(line []byte) *report {
+// rolloutEvent maps one rollout line to a report.
+func rolloutEvent(line []byte) *report {
 	var ev struct {
 		Type    string `json:"type"`
 		Payload struct {
@@ -113,7 +113,7 @@ func codexEvent(line []byte) *report {
 	if json.Unmarshal(line, &ev) != nil || ev.Type != "event_msg" {
 		return nil
 	}
-	r := &report{source: SourceLog, reason: "log." + ev.Payload.Type, rec: &detect.StatusRecord{App: "codex", Progress: -1}}
+	r := &report{source: SourceLog, reason: "log." + ev.Payload.Type, rec: &detect.StatusRecord{App: detect.LogCodexRollout, Progress: -1}}
 	switch ev.Payload.Type {
 	case "task_started":
 		r.rec.State = "working"
@@ -133,7 +133,7 @@ func codexEvent(line []byte) *report {
 // find looks for the rollout file this session's Codex is writing: made
 // after the session started, in today's or yesterday's folder, recording
 // the session's folder as its cwd, and not claimed by another session.
-func (l *codexLog) find(sessionID string) bool {
+func (l *rolloutLog) find(sessionID string) bool {
 	var best string
 	var bestMod time.Time
 	for _, day := range []time.Time{time.Now().UTC(), time.Now().UTC().Add(-24 * time.Hour), time.Now().Add(-24 * time.Hour)} {
@@ -173,7 +173,7 @@ func (l *codexLog) find(sessionID string) bool {
 // sameFolder reads the start of the rollout's first line, session_meta,
 // for the cwd Codex records there. The line can be long (it carries the
 // instructions); the cwd comes early.
-func (l *codexLog) sameFolder(path string) bool {
+func (l *rolloutLog) sameFolder(path string) bool {
 	f, err := os.Open(path)
 	if err != nil {
 		return false
@@ -196,7 +196,7 @@ func (l *codexLog) sameFolder(path string) bool {
 	return filepath.Clean(cwd) == filepath.Clean(l.cwd)
 }
 
-func (l *codexLog) release() {
+func (l *rolloutLog) release() {
 	if l.file != nil {
 		l.file.Close()
 	}

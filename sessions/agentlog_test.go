@@ -42,11 +42,11 @@ func TestCodexLogFromRealRollout(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	other := newCodexLog([]string{"CODEX_HOME=" + home}, "/somewhere/else", time.Now().Add(-time.Minute))
+	other := newRolloutLog([]string{"CODEX_HOME=" + home}, "/somewhere/else", time.Now().Add(-time.Minute))
 	if _, wait := other.poll("s9"); wait != 0 || other.path != "" {
 		t.Fatalf("a session in another folder took the file: %q", other.path)
 	}
-	l := newCodexLog([]string{"CODEX_HOME=" + home}, cwd, time.Now().Add(-time.Minute))
+	l := newRolloutLog([]string{"CODEX_HOME=" + home}, cwd, time.Now().Add(-time.Minute))
 	rep, _ := l.poll("s1")
 	if l.path != path || rep == nil || rep.reason != "log.task_started" || rep.rec.State != "working" {
 		t.Fatalf("first read: path %q, report %+v", l.path, rep)

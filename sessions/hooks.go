@@ -3,11 +3,13 @@ package sessions
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/agentd/agentd/detect"
 )
 
-// claudeHookEvents are the Claude Code hook events agentd listens to.
+// settingsHookEvents are the Claude Code hook events agentd listens to.
 // Tool events take a matcher; the others do not.
-var claudeHookEvents = []struct {
+var settingsHookEvents = []struct {
 	name string
 	tool bool
 }{
@@ -17,15 +19,16 @@ var claudeHookEvents = []struct {
 }
 
 // hookArgs returns the arguments that make an agent report its state through
-// `agentd report`, for agents that take hooks on the command line. Claude
-// Code's --settings adds a settings layer for this launch only: hooks from
-// the person's own settings files still run beside these.
-func hookArgs(agent, self string) []string {
-	if agent != "claude" || self == "" {
+// `agentd report`, for agents whose manifest names a kind of hooks agentd
+// gives ([reports] hooks). detect.HooksClaudeSettings: a --settings layer
+// for this launch only (Claude Code's), so hooks from the person's own
+// settings files still run beside these.
+func hookArgs(kind, self string) []string {
+	if kind != detect.HooksClaudeSettings || self == "" {
 		return nil
 	}
 	hooks := map[string]any{}
-	for _, ev := range claudeHookEvents {
+	for _, ev := range settingsHookEvents {
 		entry := map[string]any{"hooks": []map[string]any{{
 			"type": "command", "command": shellQuote(self) + " report " + ev.name, "timeout": 5,
 		}}}

@@ -194,7 +194,7 @@ func (m *Manager) Spawn(spec SpawnSpec) (*Session, error) {
 	}
 	s := &Session{
 		ID: id, Name: name, Argv: append([]string(nil), spec.Argv...), Cwd: spec.Cwd,
-		Origin: spec.Origin, mgr: m, manifest: manifest, base: manifest, isShell: manifest.Name == "shell",
+		Origin: spec.Origin, mgr: m, manifest: manifest, base: manifest, isShell: manifest.Identify.Shell,
 		state: State{Agent: manifest.Name, Name: Working, Source: SourceProcess, Reason: "process.starting", Since: time.Now()},
 	}
 	// The spawn result tells the editor this first state: the first
@@ -208,7 +208,7 @@ func (m *Manager) Spawn(spec SpawnSpec) (*Session, error) {
 		s.token = newToken()
 		env = append(env, EnvSocket+"="+sock, EnvSession+"="+id, EnvToken+"="+s.token)
 		if !spec.ACP && (spec.Hooks == nil || *spec.Hooks) {
-			argv = append(argv, hookArgs(manifest.Name, m.opts.Self)...)
+			argv = append(argv, hookArgs(manifest.Reports.Hooks, m.opts.Self)...)
 		}
 	}
 	if spec.capture > 0 {

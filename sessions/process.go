@@ -114,7 +114,7 @@ func (s *Session) readForeground() (foreground, bool) {
 // do not count as agents.
 func identifyAgent(rules *detect.Set, comm string, argv []string) *detect.Manifest {
 	m := rules.IdentifyProcess(comm, argv)
-	if m == nil || m.Name == "shell" || m.Name == detect.Generic {
+	if m == nil || m.Identify.Shell || m.Name == detect.Generic {
 		return nil
 	}
 	return m

@@ -100,7 +100,7 @@ type Session struct {
 	reportSeq, oscSeq           uint64
 	promptShownSeq, answeredSeq uint64
 	token                       string    // the secret this session's reports carry
-	agentLog                    *codexLog // the agent's own log, for agents that keep one
+	agentLog                    *rolloutLog // the agent's own log, for agents that keep one
 
 	// The process table, for a shell session.
 	fg            foreground
@@ -507,14 +507,15 @@ func (s *Session) decideLocked(v detect.Verdict, sc detect.Screen, fg foreground
 }
 
 // readAgentLogLocked takes the newest turn event from the agent's own log
-// as a report, for agents that keep one (Codex).
+// as a report, for agents whose manifest names a log agentd reads
+// ([reports] log).
 func (s *Session) readAgentLogLocked() {
 	s.faultPoint("agent-log")
-	if s.manifest.Name != "codex" {
+	if s.manifest.Reports.Log != detect.LogCodexRollout {
 		return
 	}
 	if s.agentLog == nil {
-		if s.agentLog = newCodexLog(s.env, s.Cwd, s.started); s.agentLog == nil {
+		if s.agentLog = newRolloutLog(s.env, s.Cwd, s.started); s.agentLog == nil {
 			return
 		}
 	}

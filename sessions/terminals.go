@@ -9,6 +9,8 @@ import (
 
 	"github.com/agentd/agentd/acp"
 	"github.com/agentd/agentd/sessions/term"
+
+	"github.com/agentd/agentd/detect"
 )
 
 // ptyTerminals runs an ACP agent's terminal/* commands as agentd PTY
@@ -51,7 +53,7 @@ func (p *ptyTerminals) Create(_ context.Context, req acp.TerminalRequest) (strin
 	if len(name) > 60 {
 		name = name[:60] + "…"
 	}
-	s, err := p.m.Spawn(SpawnSpec{Argv: argv, Cwd: req.Cwd, Env: env, Name: name, Agent: "shell", capture: limit})
+	s, err := p.m.Spawn(SpawnSpec{Argv: argv, Cwd: req.Cwd, Env: env, Name: name, Agent: detect.Shell, capture: limit})
 	if err != nil {
 		return "", err
 	}
