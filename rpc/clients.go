@@ -121,6 +121,9 @@ func (s *Server) poke() {
 // State implements sessions.Events: every client is told, each deciding
 // its own attention.
 func (s *Server) State(info sessions.Info, previous sessions.State) {
+	if s.away != nil {
+		s.away.State(info, previous)
+	}
 	now := time.Now()
 	for _, c := range s.clientList() {
 		c.mu.Lock()

@@ -23,6 +23,7 @@ func (s *Server) Run(ctx context.Context, ln *net.UnixListener, idle time.Durati
 	s.log.Info("daemon ending", "why", reason, "sessions", s.mgr.Live(), "clients", s.Clients())
 	_ = ln.Close()
 	s.mgr.Shutdown()
+	s.away.close()
 	for _, c := range s.clientList() {
 		s.dropClient(c, true)
 	}

@@ -24,6 +24,7 @@ type Server struct {
 	cfg     Config
 	log     *slog.Logger
 	mgr     *sessions.Manager
+	away    *awayNotifier // nil without [[notify]] entries
 	started time.Time
 
 	handlers map[string]handlerFunc
@@ -51,6 +52,8 @@ type Config struct {
 	Private bool
 	// Socket is the daemon's socket, told to clients in initialize.
 	Socket string
+	// Notify are config.toml's [[notify]] entries (away.go).
+	Notify []NotifyEntry
 }
 
 // handlerFunc handles one method for one client; it returns the result or
@@ -67,6 +70,7 @@ func NewServer(opts sessions.Options, cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, log: cfg.Log, started: time.Now(), clients: map[*clientConn]struct{}{},
 		changed: make(chan struct{}, 1), stop: make(chan struct{})}
+	s.away = newAwayNotifier(cfg.Notify, cfg.Cooldown, cfg.Log)
 	s.mgr = sessions.NewManager(opts, s)
 	s.handlers = s.methods()
 	return s
@@ -88,6 +92,7 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	}
 	if s.cfg.Private {
 		s.mgr.Shutdown()
+		s.away.close()
 	}
 	s.dropClient(c, true)
 	return nil

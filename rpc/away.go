@@ -1,0 +1,319 @@
+package rpc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/agentd/agentd/sessions"
+)
+
+// Notify commands tell the person where they are, when they are not
+// looking at an editor: $XDG_CONFIG_HOME/agentd/config.toml's [[notify]]
+// entries run a command with the event as JSON on its stdin, or POST the
+// JSON to a URL, when a session turns to one of the entry's states. Each
+// entry has a timeout and at most one run in flight (a run still going
+// when the next event comes makes that event skipped, and logged); a
+// failure is logged with the entry's name. Nothing here ever holds up a
+// session: runs are their own goroutines. docs/notify.md has examples.
+
+// NotifyEntry is one [[notify]] entry of config.toml.
+type NotifyEntry struct {
+	Name    string   `toml:"name"`
+	States  []string `toml:"states"`  // default: ["blocked"]
+	Command []string `toml:"command"` // argv; the event as JSON on stdin
+	URL     string   `toml:"url"`     // POST the event as JSON
+	Timeout string   `toml:"timeout"` // default 10s, at most 5m
+
+	timeout time.Duration
+}
+
+// notifyStates are the states an entry may name.
+var notifyStates = []string{sessions.Blocked, sessions.Done, sessions.Error, sessions.Exited, sessions.Working, sessions.Idle}
+
+// LoadNotifyConfig reads the [[notify]] entries of the config file at path.
+// A missing file is no entries. A file that does not parse, or an entry
+// that makes no sense, is an error that names the file, the line where
+// toml knows it, and the entry.
+func LoadNotifyConfig(path string) ([]NotifyEntry, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var cfg struct {
+		Notify []NotifyEntry `toml:"notify"`
+	}
+	md, err := toml.Decode(string(data), &cfg)
+	if err != nil {
+		var perr toml.ParseError
+		if errors.As(err, &perr) {
+			return nil, fmt.Errorf("%s:%d: %s", path, perr.Position.Line, perr.Message)
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		return nil, fmt.Errorf("%s: unknown key %q", path, und[0].String())
+	}
+	for i := range cfg.Notify {
+		e := &cfg.Notify[i]
+		if e.Name == "" {
+			e.Name = fmt.Sprintf("notify #%d", i+1)
+		}
+		bad := func(format string, args ...any) error {
+			return fmt.Errorf("%s: [[notify]] %q: %s", path, e.Name, fmt.Sprintf(format, args...))
+		}
+		if (len(e.Command) == 0) == (e.URL == "") {
+			return nil, bad("needs either command (an argv) or url, and not both")
+		}
+		if e.URL != "" {
+			u, err := url.Parse(e.URL)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return nil, bad("url %q: want an http or https address", e.URL)
+			}
+		}
+		if len(e.States) == 0 {
+			e.States = []string{sessions.Blocked}
+		}
+		for _, st := range e.States {
+			if !slices.Contains(notifyStates, st) {
+				return nil, bad("state %q: want some of %s", st, strings.Join(notifyStates, ", "))
+			}
+		}
+		e.timeout = 10 * time.Second
+		if e.Timeout != "" {
+			d, err := time.ParseDuration(e.Timeout)
+			if err != nil || d <= 0 || d > 5*time.Minute {
+				return nil, bad("timeout %q: want a duration up to 5m, such as \"10s\"", e.Timeout)
+			}
+			e.timeout = d
+		}
+	}
+	return cfg.Notify, nil
+}
+
+// NotifyConfigPath is where the daemon reads its config.
+func NotifyConfigPath(configHome string) string {
+	return filepath.Join(configHome, "agentd", "config.toml")
+}
+
+// NotifyEvent is the JSON a notify entry is given.
+type NotifyEvent struct {
+	SessionID string `json:"sessionId"`
+	Name      string `json:"name"`
+	Agent     string `json:"agent"`
+	Cwd       string `json:"cwd"`
+	State     string `json:"state"`
+	Previous  string `json:"previous"`
+	Outcome   string `json:"outcome,omitempty"`
+	Reason    string `json:"reason"`
+	Since     string `json:"since"`
+	Prompt    any    `json:"prompt,omitempty"`
+	Message   string `json:"message,omitempty"`
+	// Text is a one-line summary for a person, the field a Slack
+	// webhook shows.
+	Text string `json:"text"`
+}
+
+// awayNotifier runs the notify entries on state changes.
+type awayNotifier struct {
+	log     *slog.Logger
+	entries []*notifyRunner
+	ctx     context.Context // ends every run at close
+	cancel  context.CancelFunc
+
+	mu        sync.Mutex
+	attention *sessions.Attention
+}
+
+type notifyRunner struct {
+	NotifyEntry
+	ctx    context.Context
+	log    *slog.Logger
+	mu     sync.Mutex
+	flying bool
+	wg     sync.WaitGroup
+}
+
+func newAwayNotifier(entries []NotifyEntry, cooldown time.Duration, log *slog.Logger) *awayNotifier {
+	if len(entries) == 0 {
+		return nil
+	}
+	a := &awayNotifier{log: log, attention: sessions.NewAttention(cooldown)}
+	a.ctx, a.cancel = context.WithCancel(context.Background())
+	for _, e := range entries {
+		a.entries = append(a.entries, &notifyRunner{NotifyEntry: e, ctx: a.ctx, log: log})
+	}
+	return a
+}
+
+// State is called on every state change; it runs the entries that want
+// this state, at most once per session and state in the cooldown.
+func (a *awayNotifier) State(info sessions.Info, previous sessions.State) {
+	st := info.State
+	var want []*notifyRunner
+	for _, r := range a.entries {
+		if slices.Contains(r.States, st.Name) {
+			want = append(want, r)
+		}
+	}
+	if len(want) == 0 {
+		return
+	}
+	a.mu.Lock()
+	raise := a.attention.Raise(info.ID, st, previous, time.Now())
+	a.mu.Unlock()
+	if !raise && st.Name != sessions.Exited {
+		return
+	}
+	ev := NotifyEvent{
+		SessionID: info.ID, Name: info.Name, Agent: info.Agent, Cwd: info.Cwd, State: st.Name,
+		Previous: previous.Name, Outcome: st.Outcome, Reason: st.Reason, Since: stamp(st.Since),
+		Message: st.Message, Text: summary(info),
+	}
+	if st.Prompt != nil {
+		ev.Prompt = st.Prompt
+	}
+	body, _ := json.Marshal(ev)
+	for _, r := range want {
+		r.fire(body)
+	}
+}
+
+// summary is one line for a person: who, where, what.
+func summary(info sessions.Info) string {
+	st := info.State
+	what := st.Name
+	if st.Outcome != "" {
+		what += " (" + st.Outcome + ")"
+	}
+	s := fmt.Sprintf("agentd: %s %q in %s is %s", info.Agent, info.Name, info.Cwd, what)
+	if p := st.Prompt; p != nil {
+		var opts []string
+		for _, o := range p.Options {
+			opts = append(opts, o.Label)
+		}
+		s += ": " + p.Question
+		if len(opts) > 0 {
+			s += " [" + strings.Join(opts, " / ") + "]"
+		}
+	} else if st.Message != "" {
+		s += ": " + st.Message
+	}
+	return s
+}
+
+// fire starts one run unless one is still in flight.
+func (r *notifyRunner) fire(body []byte) {
+	r.mu.Lock()
+	if r.flying {
+		r.mu.Unlock()
+		r.log.Warn("notify: skipped an event: the previous run still goes", "notify", r.Name)
+		return
+	}
+	r.flying = true
+	r.wg.Add(1)
+	r.mu.Unlock()
+	go func() {
+		defer r.wg.Done()
+		defer func() {
+			r.mu.Lock()
+			r.flying = false
+			r.mu.Unlock()
+		}()
+		ctx, cancel := context.WithTimeout(r.ctx, r.timeout)
+		defer cancel()
+		var err error
+		if r.URL != "" {
+			err = r.post(ctx, body)
+		} else {
+			err = r.run(ctx, body)
+		}
+		if err != nil {
+			r.log.Warn("notify: failed", "notify", r.Name, "err", err)
+		} else {
+			r.log.Info("notify: sent", "notify", r.Name)
+		}
+	}()
+}
+
+func (r *notifyRunner) post(ctx context.Context, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.URL, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("POST %s: %s", r.URL, resp.Status)
+	}
+	return nil
+}
+
+// run runs the command in a process group of its own, so that at its
+// timeout the command and all it started are ended.
+func (r *notifyRunner) run(ctx context.Context, body []byte) error {
+	cmd := exec.Command(r.Command[0], r.Command[1:]...)
+	cmd.Stdin = bytes.NewReader(body)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("%s: %w: %s", r.Command[0], err, strings.TrimSpace(stderr.String()))
+		}
+		return nil
+	case <-ctx.Done():
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		if r.ctx.Err() != nil {
+			return fmt.Errorf("%s: ended with agentd", r.Command[0])
+		}
+		return fmt.Errorf("%s: killed at its timeout of %s", r.Command[0], r.timeout)
+	}
+}
+
+// wait waits for every run in flight.
+func (a *awayNotifier) wait() {
+	for _, r := range a.entries {
+		r.wg.Wait()
+	}
+}
+
+// close ends every run in flight, as agentd ends: a notify command does
+// not outlive the daemon that started it.
+func (a *awayNotifier) close() {
+	if a == nil {
+		return
+	}
+	a.cancel()
+	a.wait()
+}
