@@ -84,7 +84,7 @@ vim.o.shortmess = vim.o.shortmess .. "I"
     io.stdout:write(("--- %s\n%s\n"):format(title, (text:gsub("%s+$", ""))))
   end
 
-  it("a cmd that exits at once: the message says why, and Enter leaves no window behind", function()
+  it("a cmd that exits at once: :Agentd new says why, and Enter leaves no window behind", function()
     local bad = vim.fn.fnamemodify(init, ":h") .. "/agentd-exits-2"
     vim.fn.writefile({ "#!/bin/sh", 'echo "agentd: cannot read rules: x.toml: line 3: bad key" >&2', "exit 2" }, bad)
     vim.uv.fs_chmod(bad, tonumber("755", 8))
@@ -92,7 +92,7 @@ vim.o.shortmess = vim.o.shortmess .. "I"
     f:write(([[
 vim.opt.rtp:prepend(%q)
 vim.cmd.runtime("plugin/agentd.lua")
-require("agentd").setup({ cmd = %q })
+require("agentd").setup({ cmd = %q, autoconnect = false })
 vim.o.laststatus = 2
 vim.o.shortmess = vim.o.shortmess .. "I"
 ]]):format(H.root, bad))

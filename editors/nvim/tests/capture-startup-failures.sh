@@ -45,6 +45,7 @@ EOF
   tmux -S "$sock" new-session -d -s c -x 100 -y "$rows" -e "AGENTD_SOCKET=$AGENTD_SOCKET" -e "XDG_STATE_HOME=$XDG_STATE_HOME" \
     "$nvim -u $dir/init.lua -i NONE -n"
   sleep 1
+  [ $# -gt 0 ] || sleep 2
   local typed=()
   for k in "$@"; do
     tmux -S "$sock" send-keys -t c "$k" Enter
@@ -71,12 +72,14 @@ EOF
   "$dir/agentd" stop --force >/dev/null 2>&1 || true
 }
 
-case_ "a cmd that exits 2 with a message" \
-  "{ cmd = \"$dir/agentd-exits-2\" }" ":Agentd new demo"
+case_ "a cmd that exits 2 with a message: Neovim starts (autoconnect looks for a daemon that runs)" \
+  "{ cmd = \"$dir/agentd-exits-2\" }"
+case_ "a cmd that exits 2 with a message: :Agentd new demo" \
+  "{ cmd = \"$dir/agentd-exits-2\", autoconnect = false }" ":Agentd new demo"
 case_ "agentd given a bad argument (--stdio twice): the cause from its stderr, not its usage text" \
-  "{ cmd = \"$dir/agentd\", args = { \"--stdio\" } }" ":Agentd new demo"
+  "{ cmd = \"$dir/agentd\", args = { \"--stdio\" }, autoconnect = false }" ":Agentd new demo"
 case_ "a cmd that does not exist" \
-  "{ cmd = \"$dir/no-such-agentd\" }" ":Agentd new demo"
+  "{ cmd = \"$dir/no-such-agentd\", autoconnect = false }" ":Agentd new demo"
 then_enter=0
 case_ "the issue's init.lua: a cmd list with --stdio; setup() says the right form as Neovim starts" \
   "{ cmd = { \"$dir/agentd\", \"--stdio\" } }"
@@ -87,6 +90,6 @@ case_ "a name that is neither an agent nor a program" \
   "{ cmd = \"$dir/agentd\" }" ":Agentd new no-such-agent --flag"
 rows=36 then_enter=0
 case_ ":checkhealth agentd with the cmd that exits 2" \
-  "{ cmd = \"$dir/agentd-exits-2\" }" ":checkhealth agentd" ":only"
+  "{ cmd = \"$dir/agentd-exits-2\", autoconnect = false }" ":checkhealth agentd" ":only"
 mv "$out.tmp" "$out"
 echo "wrote $out"
