@@ -42,8 +42,13 @@ const (
 	// CodeIncompatible: a forwarder or CLI whose protocol version differs
 	// from the running daemon's.
 	CodeIncompatible = -32041
-	// CodeNoDaemon: the forwarder could neither reach nor start the daemon.
+	// CodeNoDaemon: no daemon runs, and --no-start starts none: no news,
+	// an editor's autoconnect says nothing.
 	CodeNoDaemon = -32042
+	// CodeDaemonUnavailable: the forwarder could neither reach nor start
+	// the daemon, for the reason in the message (a socket folder others can
+	// reach, a daemon that failed as it started): an editor says it.
+	CodeDaemonUnavailable = -32043
 )
 
 // Methods of agentd's own, beside the editor protocol.

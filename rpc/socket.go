@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"net"
@@ -64,7 +65,15 @@ func PrivateDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("agentd's folder %s: %w", dir, err)
 	}
+	return CheckPrivateDir(dir)
+}
+
+// CheckPrivateDir is PrivateDir's check alone: a missing folder passes.
+func CheckPrivateDir(dir string) error {
 	st, err := os.Lstat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("agentd's folder %s: %w", dir, err)
 	}

@@ -348,9 +348,9 @@ type rawReply struct {
 
 // forwardOnce starts a forwarder, writes one framed message to it and
 // reads the first framed message it writes back.
-func forwardOnce(t *testing.T, env []string, body string) rawReply {
+func forwardOnce(t *testing.T, env []string, body string, extra ...string) rawReply {
 	t.Helper()
-	cmd := exec.Command(agentdBinary(t), "--stdio")
+	cmd := exec.Command(agentdBinary(t), append([]string{"--stdio"}, extra...)...)
 	cmd.Env = env
 	in, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()

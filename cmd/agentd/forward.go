@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -49,7 +50,10 @@ func forward(o forwardOptions, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	var nc *net.UnixConn
 	if o.noStart {
-		nc, err = dialDaemon(path)
+		// A folder others can reach is a reason to say, not "no daemon".
+		if err = rpc.CheckPrivateDir(filepath.Dir(path)); err == nil {
+			nc, err = dialDaemon(path)
+		}
 		if err != nil && canStart(err) {
 			err = &jsonrpc2.Error{Code: rpc.CodeNoDaemon, Message: fmt.Sprintf("no agentd daemon is running (nothing listens on %s), and --no-start starts none", path)}
 		}
@@ -258,7 +262,7 @@ func refuseEditor(stdin io.Reader, stdout, stderr io.Writer, err error) int {
 		if json.Unmarshal(body, &req) != nil || len(req.ID) == 0 {
 			return
 		}
-		code := int64(rpc.CodeNoDaemon)
+		code := int64(rpc.CodeDaemonUnavailable)
 		if je != nil {
 			code = je.Code
 		}

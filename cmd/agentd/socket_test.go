@@ -110,8 +110,14 @@ func TestDaemonRefusesUnsafeFolders(t *testing.T) {
 			}
 			// The editor's sidecar says the same in answer to initialize.
 			resp := forwardOnce(t, env, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`)
-			if resp.Error == nil || !strings.Contains(resp.Error.Message, tc.want) {
-				t.Errorf("initialize through the forwarder: %+v", resp.Error)
+			if resp.Error == nil || resp.Error.Code != -32043 || !strings.Contains(resp.Error.Message, tc.want) {
+				t.Errorf("initialize through the forwarder: %+v, want -32043 with the reason", resp.Error)
+			}
+			// So does an editor's autoconnect (--no-start), which must not
+			// take the refusal for "no daemon runs" (-32042) and say nothing.
+			resp = forwardOnce(t, env, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`, "--no-start")
+			if resp.Error == nil || resp.Error.Code != -32043 || !strings.Contains(resp.Error.Message, tc.want) {
+				t.Errorf("initialize through a --no-start forwarder: %+v, want -32043 with the reason", resp.Error)
 			}
 			if _, err := os.Stat(socket); err == nil {
 				t.Errorf("a socket was made in the refused folder")
