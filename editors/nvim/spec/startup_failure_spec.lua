@@ -141,10 +141,10 @@ describe("when agentd cannot start", function()
     assert.same(before, layout())
   end)
 
-  it("real agentd that refuses its socket's folder: why, once, though it answers as if no daemon ran", function()
+  it("real agentd that refuses its socket's folder: why, once", function()
     -- agentd refuses a socket folder others can reach, and answers
-    -- initialize with -32042 (the code a connection that starts no daemon
-    -- takes quietly); this start asked for a daemon, so it is news.
+    -- initialize with -32043 and the reason (before, -32042, the code a
+    -- connection that starts no daemon takes quietly).
     local open = dir .. "/open-run"
     vim.fn.mkdir(open, "p")
     vim.uv.fs_chmod(open, tonumber("755", 8))
