@@ -65,7 +65,8 @@ export class AgentdError extends Error {
 
 /**
  * agentd did not start: `notFound` when the program is missing or not
- * executable; else `failure` says how it ended (or refused) before it
+ * executable; `incompatible` when it speaks another protocol (it was not
+ * started); else `failure` says how it ended (or refused) before it
  * answered initialize.
  */
 export class StartError extends AgentdError {
@@ -73,6 +74,7 @@ export class StartError extends AgentdError {
     message: string,
     readonly notFound: boolean,
     readonly failure?: StartFailure,
+    readonly incompatible = false,
   ) {
     super('spawn', NOT_RUNNING, message);
     this.name = 'StartError';

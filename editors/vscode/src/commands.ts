@@ -66,6 +66,7 @@ export function registerCommands(ctx: Ctx): vscode.Disposable[] {
     reg('agentd.restart', () => ctx.agentd.restart()),
     reg('agentd.stopDaemon', () => ctx.stopDaemon()),
     reg('agentd.showLog', () => ctx.output.show(true)),
+    reg('agentd.showVersion', () => ctx.showVersion()),
   ];
 }
 

@@ -5,7 +5,7 @@ import { ACPAgent, AgentCommands, CustomAgent, DEFAULT_ACP_AGENTS } from './agen
 import { splitStdio } from './startfail';
 
 export interface Config {
-  /** agentd's path; "agentd" (looked up on PATH) when the setting is empty. */
+  /** The agentd.path setting (without --stdio); "" when unset: the bundled agentd, else agentd on PATH (locate.ts). */
   path: string;
   /** Arguments the path setting had after --stdio (it should have none). */
   pathArgs: string[];
@@ -31,7 +31,7 @@ export function readConfig(): Config {
     return Array.isArray(v) && v.every((x) => typeof x === 'string') ? (v as string[]) : dflt;
   };
   const cooldown = (c.get<string>('cooldown') ?? '').trim();
-  const path = splitStdio((c.get<string>('path') ?? '').trim() || 'agentd');
+  const path = splitStdio((c.get<string>('path') ?? '').trim());
   return {
     path: path.path,
     pathArgs: path.args,

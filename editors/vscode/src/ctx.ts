@@ -8,12 +8,13 @@ import * as vscode from 'vscode';
 
 import { Config, needsRestart, readConfig } from './config';
 import { sessionName, stateLabel } from './format';
+import { describeBinary, locate } from './locate';
 import { InitializeResult } from './protocol';
 import { Prompts } from './prompts';
 import { SessionStore } from './sessions';
 import { SessionsView } from './sessions_view';
 import { StatusDisplay } from './status_display';
-import { Status, Supervisor } from './supervisor';
+import { describeDaemon, Status, Supervisor } from './supervisor';
 import { Terminals } from './terminals';
 
 export class Ctx implements vscode.Disposable {
@@ -37,7 +38,8 @@ export class Ctx implements vscode.Disposable {
     this.output = vscode.window.createOutputChannel('agentd');
     this.agentd = new Supervisor(
       () => ({
-        path: this.config.path,
+        // locate() replaces it with what it finds: agentd.path, the bundled agentd, PATH.
+        path: this.config.path || 'agentd',
         args: ['--cooldown', this.config.cooldown, ...(this.config.private ? ['--private'] : []), ...this.config.pathArgs],
         cwd: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath,
         clientInfo: { name: 'vscode', version: `${vscode.version}; agentd-vscode ${ext.extension.packageJSON.version}` },
@@ -45,7 +47,10 @@ export class Ctx implements vscode.Disposable {
         log: (line) => this.output.appendLine(line),
         trace: this.config.trace,
       }),
-      { log: (line) => this.output.appendLine(line) },
+      {
+        log: (line) => this.output.appendLine(line),
+        locate: () => locate({ setting: this.config.path, extensionPath: ext.extensionPath, env: process.env }),
+      },
     );
     this.terminals = new Terminals(this.agentd, this.store, (l) => this.log(l), (id) => this.markSeen(id), (ids) => this.rememberTerminals(ids));
     this.prompts = new Prompts(this.agentd, this.store, () => this.config, (id) => this.openTerminal(id));
@@ -183,6 +188,24 @@ export class Ctx implements vscode.Disposable {
       this.stoppingDaemon = false;
       throw e;
     }
+  }
+
+  /**
+   * agentd: Show Version — the binary (and where it was found), its
+   * version, and the version of the daemon that owns the sessions; also
+   * written to the log.
+   */
+  async showVersion(): Promise<void> {
+    const bin = this.agentd.binary;
+    const client = this.agentd.client;
+    const parts = [bin ? describeBinary(bin) : 'agentd: not found yet'];
+    if (client) parts.push(describeDaemon(client));
+    else parts.push(`not running (${this.agentd.status.kind === 'failed' ? this.agentd.status.message : this.agentd.status.kind})`);
+    parts.push(`extension agentd-vscode ${this.ext.extension.packageJSON.version}`);
+    const text = parts.join('; ') + '.';
+    this.log(`[client] ${text}`);
+    const b = await vscode.window.showInformationMessage(text, 'Show Log');
+    if (b) this.output.show(true);
   }
 
   openTerminal(sessionId: string): void {

@@ -14,7 +14,9 @@ import {
   NOT_RUNNING,
   StartError,
 } from './client';
+import { Binary, describeBinary, describeSource } from './locate';
 import {
+  PROTOCOL_VERSION,
   AnswerParams,
   AnswerResult,
   ClassifyResult,
@@ -33,7 +35,7 @@ import {
 export type Status =
   | { kind: 'stopped' }
   | { kind: 'starting' }
-  | { kind: 'running'; pid: number; version: string; restarts: number }
+  | { kind: 'running'; pid: number; version: string; restarts: number; binary?: Binary }
   | { kind: 'restarting'; delayMs: number; attempt: number; reason: string }
   /**
    * Given up. `startup`: agentd never started (missing, or it exited or
@@ -51,6 +53,12 @@ export interface SupervisorOptions {
   /** A run at least this long resets the back-off. */
   stableMs?: number;
   log?: (line: string) => void;
+  /**
+   * Finds and checks the binary before each start (locate.ts): its path
+   * replaces clientOptions().path. A StartError from it (nothing found,
+   * another protocol) is given up on at once, like a missing program.
+   */
+  locate?: () => Promise<Binary>;
 }
 
 export class Supervisor implements Agentd {
@@ -75,7 +83,8 @@ export class Supervisor implements Agentd {
   private wanted = false;
   private generation = 0;
   private _status: Status = { kind: 'stopped' };
-  private readonly opts: Required<Omit<SupervisorOptions, 'log'>> & { log: (line: string) => void };
+  private readonly opts: Required<Omit<SupervisorOptions, 'log' | 'locate'>> & { log: (line: string) => void; locate?: () => Promise<Binary> };
+  private _binary: Binary | undefined;
 
   constructor(
     private readonly clientOptions: () => ClientOptions,
@@ -87,11 +96,17 @@ export class Supervisor implements Agentd {
       maxAttempts: opts.maxAttempts ?? 6,
       stableMs: opts.stableMs ?? 60_000,
       log: opts.log ?? (() => undefined),
+      locate: opts.locate,
     };
   }
 
   get status(): Status {
     return this._status;
+  }
+
+  /** The binary found for the last start (undefined without a locate option, or before one). */
+  get binary(): Binary | undefined {
+    return this._binary;
   }
 
   get client(): AgentdClient | undefined {
@@ -137,11 +152,29 @@ export class Supervisor implements Agentd {
   private async launch(gen: number, first = false): Promise<void> {
     this.setStatus({ kind: 'starting' });
     let client: AgentdClient;
+    let bin: Binary | undefined;
     try {
-      client = await AgentdClient.start(this.clientOptions());
+      if (this.opts.locate) {
+        bin = await this.opts.locate();
+        this._binary = bin;
+        this.opts.log(`[client] ${describeBinary(bin)}`);
+      }
+      const o = this.clientOptions();
+      client = await AgentdClient.start(bin ? { ...o, path: bin.path } : o);
+      const theirs = client.info.protocolVersion;
+      if (bin && theirs !== PROTOCOL_VERSION) {
+        // version --json could not tell (an older agentd): initialize can.
+        void client.stop();
+        throw new StartError(
+          `The agentd at ${bin.path} (${describeSource(bin.source)}, version ${client.info.serverInfo.version ?? 'unknown'}) speaks protocol ${theirs}, and this extension speaks protocol ${PROTOCOL_VERSION}: it was stopped. Set agentd.path to an agentd of protocol ${PROTOCOL_VERSION}, or install the extension's .vsix for your platform (it has agentd inside).`,
+          false,
+          undefined,
+          true,
+        );
+      }
     } catch (e) {
       if (gen !== this.generation) return;
-      if (e instanceof StartError && (e.notFound || first)) {
+      if (e instanceof StartError && (e.notFound || e.incompatible || first)) {
         this.opts.log(`[client] ${e.message}`);
         this.setStatus({ kind: 'failed', message: e.message, notFound: e.notFound, startup: true });
         return;
@@ -159,8 +192,8 @@ export class Supervisor implements Agentd {
     client.onOutput((n) => this.outputEmitter.fire(n));
     client.onExited((n) => this.exitedEmitter.fire(n));
     client.onClose((x) => this.closed(gen, client, x));
-    this.opts.log(`[client] agentd ${client.info.serverInfo.version ?? ''} started (pid ${client.pid}, protocol ${client.info.protocolVersion})`);
-    this.setStatus({ kind: 'running', pid: client.pid ?? 0, version: client.info.serverInfo.version ?? '', restarts: this.restarts });
+    this.opts.log(`[client] agentd ${client.info.serverInfo.version ?? ''} started (pid ${client.pid}, protocol ${client.info.protocolVersion}); ${describeDaemon(client)}`);
+    this.setStatus({ kind: 'running', pid: client.pid ?? 0, version: client.info.serverInfo.version ?? '', restarts: this.restarts, binary: bin });
     this.startEmitter.fire(client);
   }
 
@@ -250,4 +283,14 @@ export class Supervisor implements Agentd {
     await c.exited;
     await this.restart();
   }
+}
+
+/** The daemon that owns the sessions, as initialize told it: its version, and whether it is this binary's build. */
+export function describeDaemon(client: AgentdClient): string {
+  const d = client.info.daemon;
+  if (!d) return 'no daemon (this agentd predates them)';
+  const mine = client.info.serverInfo.version;
+  const kind = d.private ? 'private agentd' : 'daemon';
+  const same = mine && d.version === mine ? ', the same build' : mine ? `, another build than this agentd's ${mine}` : '';
+  return `its ${kind}: version ${d.version} (pid ${d.pid}, protocol ${d.protocolVersion}${same})`;
 }
