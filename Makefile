@@ -24,10 +24,12 @@ demo:
 
 # Everything CI runs. Installs what it needs (Go modules, the pinned agent
 # CLIs from npm) on first use.
-# What a release publishes, in dist/: a tarball per platform with SHA256SUMS
-# (cmd/agentd-dist; the same commit gives the same bytes).
+# What a release publishes, in dist/: a tarball per platform, the VS Code
+# extension as a .vsix per platform (agentd inside) and a universal one,
+# and SHA256SUMS over them all (cmd/agentd-dist; the same commit gives the
+# same bytes).
 dist:
-	$(GO) run ./cmd/agentd-dist -out dist -version '$(VERSION)' -commit '$(GIT_COMMIT)'
+	$(GO) run ./cmd/agentd-dist -out dist -version '$(VERSION)' -commit '$(GIT_COMMIT)' -vscode editors/vscode
 
 # Each stage in turn, stopping at the first that fails; the end of the log
 # has every stage's time and a closing "N passed, N failed" over stages.

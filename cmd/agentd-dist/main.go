@@ -1,7 +1,10 @@
 // Command agentd-dist makes what a release publishes (make dist): for each
 // platform a tarball agentd_<version>_<os>_<arch>.tar.gz holding agentd,
 // the README and the licences of the code built into it, and SHA256SUMS
-// over them.
+// over them. With -vscode, also the VS Code extension: one .vsix per
+// platform with that platform's agentd inside (bin/agentd), and one
+// universal .vsix without a binary (it finds agentd through agentd.path or
+// PATH), each listed in SHA256SUMS too.
 //
 // The same commit gives the same bytes: the binaries are built with
 // -trimpath, no build id and no cgo, and the archives are written here
@@ -41,18 +44,19 @@ func main() {
 	version := flag.String("version", "", "the version to stamp (make dist passes git describe's)")
 	commit := flag.String("commit", "", "the commit to stamp")
 	only := flag.String("platforms", strings.Join(platforms, ","), "comma-separated os/arch pairs")
+	vscode := flag.String("vscode", "", "the VS Code extension's folder (editors/vscode): also write agentd-vscode_<version>_<target>.vsix for each platform, and _universal.vsix")
 	flag.Parse()
 	if *version == "" {
 		fmt.Fprintln(os.Stderr, "agentd-dist: -version is required (make dist passes it)")
 		os.Exit(2)
 	}
-	if err := run(*out, *version, *commit, strings.Split(*only, ",")); err != nil {
+	if err := run(*out, *version, *commit, strings.Split(*only, ","), *vscode); err != nil {
 		fmt.Fprintln(os.Stderr, "agentd-dist:", err)
 		os.Exit(1)
 	}
 }
 
-func run(out, version, commit string, targets []string) error {
+func run(out, version, commit string, targets []string, vscode string) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
@@ -63,6 +67,7 @@ func run(out, version, commit string, targets []string) error {
 	}
 	defer os.RemoveAll(work)
 	var names []string
+	bins := map[string]string{}
 	for _, t := range targets {
 		goos, goarch, ok := strings.Cut(t, "/")
 		if !ok || !slices.Contains(platforms, t) {
@@ -77,7 +82,15 @@ func run(out, version, commit string, targets []string) error {
 			return err
 		}
 		names = append(names, name)
+		bins[t] = bin
 		fmt.Println("agentd-dist:", filepath.Join(out, name))
+	}
+	if vscode != "" {
+		vsix, err := writeVsixes(vscode, out, work, version, targets, bins, when)
+		if err != nil {
+			return err
+		}
+		names = append(names, vsix...)
 	}
 	return writeSums(out, names)
 }

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// vsceTargets are vsce's names for the platforms (vsce package --target).
+var vsceTargets = map[string]string{
+	"linux/amd64":  "linux-x64",
+	"linux/arm64":  "linux-arm64",
+	"darwin/amd64": "darwin-x64",
+	"darwin/arm64": "darwin-arm64",
+}
+
+// vsixFiles are the extension's files a .vsix carries (its .vscodeignore
+// admits these and bin/agentd), copied into a folder of each package's own
+// so the packages never share a half-written bin/agentd.
+var vsixFiles = []string{"package.json", "README.md", ".vscodeignore", "dist/extension.js", "media"}
+
+// writeVsixes bundles the extension once (npm run build: esbuild), then
+// packages it with the extension's own vsce: once per platform with that
+// platform's agentd as bin/agentd, and once without (universal). vsce
+// writes its zip entries in name order at SOURCE_DATE_EPOCH, set here to
+// the commit's time, so the same commit gives the same bytes.
+func writeVsixes(ext, out, work, version string, targets []string, bins map[string]string, when time.Time) ([]string, error) {
+	ext, err := filepath.Abs(ext)
+	if err != nil {
+		return nil, err
+	}
+	out, err = filepath.Abs(out)
+	if err != nil {
+		return nil, err
+	}
+	vsce := filepath.Join(ext, "node_modules", ".bin", "vsce")
+	if _, err := os.Stat(vsce); err != nil {
+		// The extension's pinned packages (package-lock.json), vsce and esbuild among them.
+		if err := npm(ext, "ci", "--no-audit", "--no-fund", "--no-progress"); err != nil {
+			return nil, fmt.Errorf("npm ci in %s: %w", ext, err)
+		}
+	}
+	if err := npm(ext, "run", "--silent", "build"); err != nil {
+		return nil, fmt.Errorf("npm run build in %s: %w", ext, err)
+	}
+	var names []string
+	for _, t := range append(append([]string{}, targets...), "") {
+		target := "universal"
+		if t != "" {
+			target = vsceTargets[t]
+		}
+		stage := filepath.Join(work, "vsix-"+target)
+		if err := stageExtension(ext, stage); err != nil {
+			return nil, err
+		}
+		args := []string{"package", "--no-dependencies", "--skip-license"}
+		if t != "" {
+			if err := copyFile(bins[t], filepath.Join(stage, "bin", "agentd"), 0o755); err != nil {
+				return nil, err
+			}
+			args = append(args, "--target", target)
+		}
+		name := fmt.Sprintf("agentd-vscode_%s_%s.vsix", version, target)
+		tmp := filepath.Join(out, ".agentd-dist-"+name)
+		args = append(args, "--out", tmp)
+		cmd := exec.Command(vsce, args...)
+		cmd.Dir = stage
+		cmd.Env = append(os.Environ(), "SOURCE_DATE_EPOCH="+strconv.FormatInt(when.Unix(), 10))
+		if b, err := cmd.CombinedOutput(); err != nil {
+			os.Remove(tmp)
+			return nil, fmt.Errorf("vsce %v: %w\n%s", args, err, b)
+		}
+		if err := os.Rename(tmp, filepath.Join(out, name)); err != nil {
+			return nil, err
+		}
+		names = append(names, name)
+		fmt.Println("agentd-dist:", filepath.Join(out, name))
+	}
+	return names, nil
+}
+
+func npm(dir string, args ...string) error {
+	cmd := exec.Command("npm", args...)
+	cmd.Dir = dir
+	cmd.Stdout = os.Stderr
+	cmd.Stderr = os.Stderr
+	return cmd.Run()
+}
+
+// stageExtension copies vsixFiles from ext into stage, every file 0644 and
+// every folder 0755 whatever the umask or the checkout made them (vsce
+// keeps a file's mode in the zip).
+func stageExtension(ext, stage string) error {
+	for _, f := range vsixFiles {
+		src := filepath.Join(ext, f)
+		err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, err := filepath.Rel(ext, p)
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				return nil
+			}
+			return copyFile(p, filepath.Join(stage, rel), 0o644)
+		})
+		if err != nil {
+			return fmt.Errorf("staging the extension: %w", err)
+		}
+	}
+	return nil
+}
+
+func copyFile(src, dst string, mode os.FileMode) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(dst, b, mode); err != nil {
+		return err
+	}
+	return os.Chmod(dst, mode)
+}
