@@ -41,6 +41,17 @@ if ! (cd "$repo" && go build -o "$work/agentd" ./cmd/agentd); then
 fi
 export AGENTD_BIN="$work/agentd"
 
+# The release folder spec/install_spec.lua installs from: what make dist
+# writes, for this platform only, made once for every Neovim version.
+echo "ci: agentd-dist for this platform"
+export AGENTD_DIST="$work/dist" AGENTD_DIST_VERSION=0.0.1-spec
+if ! (cd "$repo" && go run ./cmd/agentd-dist -out "$AGENTD_DIST" -version "$AGENTD_DIST_VERSION" \
+  -platforms "$(go env GOOS)/$(go env GOARCH)" >/dev/null); then
+  echo "ci: go run ./cmd/agentd-dist failed" >&2
+  failed=$((failed + 1))
+  finish 1
+fi
+
 echo "ci: installing Neovim (trixie, sid)"
 nvims=()
 if ! out=$(AGENTD_CACHE="$cache" timeout 300 bash "$here/scripts/install-nvim.sh" trixie); then

@@ -93,6 +93,11 @@ M.subcommands = {
       agentd().stop(args.bang)
     end,
   },
+  install = {
+    run = function()
+      require("agentd.install").command()
+    end,
+  },
 }
 
 ---Runs :Agentd with the user-command args table.

@@ -4,8 +4,9 @@ local M = {}
 ---@class agentd.Config
 M.defaults = {
   -- The agentd binary: a name on $PATH, a path, or a list (binary and the
-  -- arguments that come before --stdio).
-  cmd = "agentd",
+  -- arguments that come before --stdio). nil: the one :Agentd install put
+  -- under stdpath("data")/agentd/bin, else agentd on $PATH.
+  cmd = nil,
   -- Extra arguments after --stdio, e.g. { "--verbose" }.
   args = {},
   -- Sessions live in agentd's per-user daemon, shared with every editor and
@@ -20,6 +21,15 @@ M.defaults = {
   autoconnect = true,
   -- agentd's log file (--log); nil: agentd's default, $XDG_STATE_HOME/agentd/agentd.log.
   log = nil,
+  -- :Agentd install (and lazy.nvim's build): builds agentd with Go when Go
+  -- is on $PATH and the plugin is inside an agentd checkout; otherwise takes
+  -- the release tarball for this platform from `from`, a release URL or a
+  -- local folder (what `make dist` writes: tarballs and SHA256SUMS), and
+  -- checks it against SHA256SUMS. go = false: always the release.
+  install = {
+    from = nil, -- nil: https://github.com/agentd/agentd/releases/latest/download
+    go = true,
+  },
   -- attention cooldown passed as --cooldown (e.g. "30s"); nil: agentd's default.
   cooldown = nil,
   -- Environment added to agentd's (and so to every agent's).
@@ -105,6 +115,9 @@ end
 ---@return string|nil note
 local function split_stdio(c)
   local words = c.cmd
+  if words == nil then
+    return nil
+  end
   if type(words) == "string" then
     if not (words:find("%s%-%-?stdio%s") or words:find("%s%-%-?stdio$")) then
       return nil
@@ -164,7 +177,7 @@ function M.build(opts)
   if opts.args then
     c.args = opts.args
   end
-  check("cmd", c.cmd, { "string", "table" })
+  check("cmd", c.cmd, { "string", "table" }, true)
   if type(c.cmd) == "table" then
     for i, w in ipairs(c.cmd) do
       check(("cmd[%d]"):format(i), w, "string")
@@ -183,6 +196,9 @@ function M.build(opts)
   check("cooldown", c.cooldown, "string", true)
   check("env", c.env, "table", true)
   check("shutdown_timeout", c.shutdown_timeout, "number")
+  check("install", c.install, "table")
+  check("install.from", c.install.from, "string", true)
+  check("install.go", c.install.go, "boolean")
   check("agents", c.agents, "table")
   check("default_agent", c.default_agent, "string", true)
   check("cols", c.cols, "number")
@@ -231,6 +247,21 @@ end
 ---@return string[]|nil argv, string|nil err, string[]|nil base
 function M.command(c)
   c = c or M.get()
+  if c.cmd == nil then
+    -- Not set: the binary :Agentd install put in place, else $PATH's.
+    local installed = require("agentd.install").bin()
+    if vim.fn.executable(installed) == 1 then
+      return { installed }
+    end
+    if vim.fn.exepath("agentd") == "" then
+      return nil,
+        ("agentd: agentd was not found: not installed (%s) and not on $PATH; run :Agentd install, or set cmd in require('agentd').setup()"):format(
+          installed
+        ),
+        { "agentd" }
+    end
+    return { vim.fn.exepath("agentd") }
+  end
   local base = type(c.cmd) == "table" and vim.deepcopy(c.cmd) or { c.cmd }
   if #base == 0 or type(base[1]) ~= "string" or base[1] == "" then
     return nil, "agentd: option cmd is empty; set it to the agentd binary", {}
