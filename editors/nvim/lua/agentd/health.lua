@@ -49,11 +49,13 @@ local function run(argv, stdin, timeout)
   return res
 end
 
----Runs `agentd --stdio --private` (the configured cmd before --stdio),
----sends initialize, shutdown and exit on its stdin.
+---Runs `agentd --stdio` (the configured cmd before --stdio) with extra
+---flags (default --private: a fresh agentd of its own, no daemon), sends
+---initialize, shutdown and exit on its stdin.
 ---@param base string[] the command line before --stdio
----@return table|nil initialize result, string|nil err
-function M.handshake(base, timeout)
+---@param extra string[]|nil flags after --stdio
+---@return table|nil initialize result, string|nil err, table|nil refusal (initialize's error)
+function M.handshake(base, timeout, extra)
   local rpc = require("agentd.rpc")
   if type(base) == "string" then
     base = { base }
@@ -61,7 +63,9 @@ function M.handshake(base, timeout)
   local input = frame({ jsonrpc = "2.0", id = 1, method = "initialize", params = { clientInfo = { name = "agentd.nvim checkhealth" } } })
     .. frame({ jsonrpc = "2.0", id = 2, method = "shutdown" })
     .. frame({ jsonrpc = "2.0", method = "exit" })
-  local argv = vim.list_extend(vim.deepcopy(base), { "--stdio", "--private", "--log", "/dev/null" })
+  local argv = vim.list_extend(vim.deepcopy(base), { "--stdio" })
+  vim.list_extend(argv, extra or { "--private" })
+  vim.list_extend(argv, { "--log", "/dev/null" })
   local res, failure = run(argv, input, timeout or 5000)
   if not res then
     failure.hint = false
@@ -77,7 +81,25 @@ function M.handshake(base, timeout)
     end
   end
   return nil,
-    rpc.describe_failure({ argv = argv, code = res.code, signal = res.signal, stderr = lines_of(res.stderr), error = refused, hint = false })
+    rpc.describe_failure({ argv = argv, code = res.code, signal = res.signal, stderr = lines_of(res.stderr), error = refused, hint = false }),
+    refused
+end
+
+---The configured command's `version --json`, decoded: {version, commit,
+---protocol, os, arch, go}; nil and why when it does not run or prints no
+---JSON (an agentd older than `version --json`: then its `version` line).
+---@return table|nil info, string|nil err, string|nil line
+function M.version_info(base)
+  local argv = vim.list_extend(vim.deepcopy(base), { "version", "--json" })
+  local res = run(argv, nil, 5000)
+  if res and res.code == 0 then
+    local ok, v = pcall(vim.json.decode, vim.trim(res.stdout or ""))
+    if ok and type(v) == "table" and v.version then
+      return v
+    end
+  end
+  local line, err = M.version(base)
+  return nil, err, line
 end
 
 ---Runs the configured command's `version`; returns its line, or nil and the
@@ -105,6 +127,111 @@ function M.version(base)
     )
 end
 
+---Where the binary came from, for the report.
+local function origin(c, bin)
+  local install = require("agentd.install")
+  if c.cmd ~= nil then
+    return "cmd in setup()"
+  end
+  if bin == install.bin() then
+    local info = install.info()
+    if info and info.source == "go" then
+      return ("installed by :Agentd install, built with Go from %s"):format(info.from or "?")
+    elseif info and info.source == "release" then
+      return ("installed by :Agentd install from %s"):format(info.from or "?")
+    end
+    return "installed by :Agentd install"
+  end
+  return "on $PATH"
+end
+
+local function version_line(v)
+  local line = ("agentd %s (protocol %s, %s/%s, %s)"):format(v.version, tostring(v.protocol), v.os or "?", v.arch or "?", v.go or "?")
+  if v.commit and v.commit ~= "" then
+    line = line .. ", commit " .. v.commit:sub(1, 12)
+  end
+  return line
+end
+
+---The daemon's section: the daemon this Neovim is connected to, else the
+---one a `--stdio --no-start` handshake finds (it starts none); its version
+---against the binary's, and what to do when they differ.
+local function check_daemon(h, c, base, binv)
+  local rpc = require("agentd.rpc")
+  local srv = rpc.running() and rpc.server() or nil
+  local d, warnings
+  if srv then
+    d, warnings = srv.daemon or {}, srv.warnings or {}
+    local n = #require("agentd.sessions").list(require("agentd.sessions").live)
+    if d.private then
+      h.ok(("agentd is running for this Neovim alone (pid %s, private), %d live session(s)"):format(tostring(d.pid or rpc.pid() or "?"), n))
+    else
+      h.ok(("connected to agentd's daemon (pid %s, socket %s), %d live session(s)"):format(tostring(d.pid or "?"), d.socket or "?", n))
+    end
+  elseif c.private then
+    h.info("not connected; private = true: the first :Agentd command starts agentd for this Neovim alone, from " .. base[1])
+    return
+  else
+    local extra = { "--no-start" }
+    if c.socket then
+      vim.list_extend(extra, { "--socket", vim.fn.fnamemodify(c.socket, ":p") })
+    end
+    local result, err, refused = M.handshake(base, 5000, extra)
+    if refused and refused.code == rpc.codes.no_daemon then
+      h.info(
+        ("not connected, and no agentd daemon is running; the first :Agentd command starts one from %s%s"):format(
+          base[1],
+          binv and (" (agentd " .. binv.version .. ")") or ""
+        )
+      )
+      return
+    end
+    if not result then
+      h.error("could not ask the running daemon: " .. (err or "?"), {
+        "A daemon of another protocol refuses this agentd: once its sessions have ended, `agentd stop` (or :Agentd stop), and the next :Agentd command starts "
+          .. base[1],
+      })
+      return
+    end
+    d, warnings = result.daemon or {}, result.warnings or {}
+    h.info(("not connected; agentd's daemon runs (pid %s, socket %s)"):format(tostring(d.pid or "?"), d.socket or "?"))
+  end
+  if not d.version then
+    return
+  end
+  if not binv then
+    h.info("daemon: agentd " .. d.version)
+    return
+  end
+  if d.version == binv.version then
+    h.ok(("daemon: agentd %s, the same version as %s"):format(d.version, base[1]))
+    return
+  end
+  local advice
+  if d.private then
+    advice = { "Quit and restart Neovim (or :Agentd stop, then any :Agentd command) to run " .. base[1] }
+  else
+    advice = {
+      ("The running agents stay with the daemon (pid %s), which keeps serving them. To run agentd %s: once they have ended, `agentd stop` (or :Agentd stop); the next :Agentd command starts the daemon from %s"):format(
+        tostring(d.pid or "?"),
+        binv.version,
+        base[1]
+      ),
+      "`agentd stop --force` (:Agentd stop!) does it now, and ends every running agent",
+    }
+  end
+  h.warn(
+    ("versions differ: the daemon (pid %s) runs agentd %s, %s is agentd %s"):format(tostring(d.pid or "?"), d.version, base[1], binv.version),
+    advice
+  )
+  -- agentd's own words for the same difference are not said twice.
+  for _, w in ipairs(warnings or {}) do
+    if not w:find("is version", 1, true) then
+      h.warn(w)
+    end
+  end
+end
+
 function M.check()
   local h = vim.health
   h.start("agentd: Neovim")
@@ -123,17 +250,27 @@ function M.check()
   end
   local base, err, unresolved = config.command(c)
   if not base then
-    h.error(
-      ("%s\ncommand: %s"):format(err, require("agentd.rpc").cmdline(vim.list_extend(unresolved or {}, { "--stdio" }))),
-      { "Build it: go build -o ~/.local/bin/agentd ./cmd/agentd", "or set cmd in require('agentd').setup()" }
-    )
+    h.error(("%s\ncommand: %s"):format(err, require("agentd.rpc").cmdline(vim.list_extend(unresolved or {}, { "--stdio" }))), {
+      ":Agentd install builds agentd with Go (when Go is on $PATH), or takes the release tarball for this platform (install.from: a release URL or folder)",
+      "or set cmd in require('agentd').setup()",
+    })
     return
   end
   local bin = base[1]
-  h.ok("found: " .. bin)
-  local line, verr = M.version(base)
-  if line then
-    h.ok("version: " .. line)
+  h.ok(("found: %s (%s)"):format(bin, origin(c, bin)))
+  local binv, verr, line = M.version_info(base)
+  if binv then
+    h.ok("version: " .. version_line(binv))
+    if binv.protocol ~= M.PROTOCOL_VERSION then
+      h.error(
+        ("%s speaks protocol %s, this plugin %d"):format(bin, tostring(binv.protocol), M.PROTOCOL_VERSION),
+        { c.cmd == nil and ":Agentd install puts the agentd of this plugin's version in place" or "Update agentd or the plugin so they match" }
+      )
+    end
+  elseif line then
+    h.warn("version: " .. line .. " (an agentd without `version --json`: older than this plugin)", {
+      ":Agentd install puts a newer one in place",
+    })
   else
     h.error(verr, { "cmd in require('agentd').setup() is agentd and what comes before --stdio, e.g. cmd = { \"" .. bin .. "\" }" })
   end
@@ -162,24 +299,9 @@ function M.check()
     h.info("agents with rules: " .. table.concat(agents, ", "))
   end
 
-  h.start("agentd: this Neovim")
-  local rpc = require("agentd.rpc")
+  h.start("agentd: daemon")
+  check_daemon(h, c, base, binv)
   local log = config.log_path(c)
-  local srv = rpc.server()
-  if rpc.running() and srv then
-    local n = #require("agentd.sessions").list(require("agentd.sessions").live)
-    local d = srv.daemon or {}
-    if d.private then
-      h.ok(("agentd is running for this Neovim alone (pid %s, private), %d live session(s)"):format(tostring(d.pid or rpc.pid() or "?"), n))
-    else
-      h.ok(("connected to agentd's daemon (pid %s, socket %s), %d live session(s)"):format(tostring(d.pid or "?"), d.socket or "?", n))
-    end
-    for _, w in ipairs(srv.warnings or {}) do
-      h.warn(w)
-    end
-  else
-    h.info("not connected; the first :Agentd command connects to agentd's daemon, starting it if none runs")
-  end
   h.info("log: " .. log .. (vim.uv.fs_stat(log) and "" or " (not written yet)"))
 end
 
