@@ -320,11 +320,17 @@ function M.run(opts)
   return res
 end
 
----:Agentd install: M.run, its failure said with vim.notify.
+---:Agentd install: M.run, its failure said with vim.notify. Run inside a
+---coroutine, as lazy.nvim runs `build = ":Agentd install"`, a failure is
+---also raised, so that the build is marked failed.
 function M.command()
   local ok, err = pcall(M.run)
   if not ok then
     vim.notify(tostring(err), vim.log.levels.ERROR)
+    local co, main = coroutine.running()
+    if co and not main then
+      error(tostring(err), 0)
+    end
   end
   return ok
 end
