@@ -194,6 +194,10 @@ describe(":Agentd install", function()
     local v = vim.json.decode(sh({ bin, "version", "--json" }))
     assert.equals(res.version, v.version)
     assert.equals(1, v.protocol)
+    -- Stamped as make build stamps it, whatever GOFLAGS says about VCS stamping.
+    local rev = vim.trim(sh({ "git", "-C", repo, "rev-parse", "HEAD" }))
+    assert.equals(rev, v.commit)
+    assert.matches(vim.pesc(rev:sub(1, 12)), v.version)
     assert.matches("building agentd with .*go in " .. vim.pesc(repo), said[1])
     assert.matches("installed agentd " .. vim.pesc(v.version) .. " %(protocol 1%) at " .. vim.pesc(bin) .. ", built with Go", said[#said])
     -- Nothing is left beside it: no temporary file, no staging folder.

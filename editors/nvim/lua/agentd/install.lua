@@ -167,12 +167,22 @@ local function go_build(repo, tmp, log)
   local go = vim.fn.exepath("go")
   local ldflags = {}
   if vim.fn.executable("git") == 1 then
-    -- As `make build`: the nearest v* tag names the version; without one
-    -- agentd stamps 0.1.0-dev+<commit> from what Go records.
-    local d = run({ "git", "-C", repo, "describe", "--tags", "--match", "v[0-9]*", "--dirty" }, { timeout = 20000 })
-    local tag = d.code == 0 and vim.trim(d.stdout or ""):gsub("^v", "") or ""
-    if tag ~= "" then
-      table.insert(ldflags, "-X main.version=" .. tag)
+    -- As `make build` stamps it: the nearest v* tag, else
+    -- 0.1.0-dev+<commit>[.dirty] (stamped here, not left to Go's VCS
+    -- stamping, which GOFLAGS=-buildvcs=false turns off).
+    local function git(...)
+      local r = run(vim.list_extend({ "git", "-C", repo }, { ... }), { timeout = 20000 })
+      return r.code == 0 and vim.trim(r.stdout or "") or nil
+    end
+    local rev = git("rev-parse", "HEAD")
+    if rev and rev ~= "" then
+      local tag = git("describe", "--tags", "--match", "v[0-9]*", "--dirty")
+      local version = tag and tag ~= "" and tag:gsub("^v", "") or nil
+      if not version then
+        local dirty = run({ "git", "-C", repo, "diff", "--quiet", "HEAD" }, { timeout = 20000 }).code ~= 0
+        version = "0.1.0-dev+" .. rev:sub(1, 12) .. (dirty and ".dirty" or "")
+      end
+      ldflags = { "-X main.version=" .. version, "-X main.commit=" .. rev }
     end
   end
   -- No -trimpath: the same flags as a plain `go build`, so Go's build cache
