@@ -130,6 +130,9 @@ func (k *cli) attach(s rpc.Session, detach byte, keyName string, stdout, stderr 
 		restore()
 		return fail(stderr, "attach", err)
 	}
+	// The person is looking at it now: a finished turn is seen, for every
+	// client, as when an editor opens the session's terminal.
+	_ = k.call("session/seen", rpc.SessionRef{SessionID: s.SessionID}, nil)
 
 	// The person's keys, read on their own goroutine.
 	keys := make(chan []byte)

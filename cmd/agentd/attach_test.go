@@ -108,6 +108,39 @@ func TestAttachInTmux(t *testing.T) {
 	}
 }
 
+// Attaching is looking: a session whose turn ended (done) reads idle once
+// agentd attach shows it, for every client (ls before showed done).
+func TestAttachMarksADoneSessionSeen(t *testing.T) {
+	x := newTmux(t)
+	d := newDaemonEnv(t)
+	c := d.forwarder()
+	var s spawned
+	c.mustCall("session/spawn", map[string]any{"argv": []string{agentdBinary(t), "demo-agent"}, "cwd": t.TempDir(), "name": "demo", "cols": 80, "rows": 24}, &s)
+	from := 0
+	c.waitState(s.SessionID, "idle", &from, 20*time.Second)
+	c.mustCall("runtime_send", map[string]any{"sessionId": s.SessionID, "text": "Add a NOTES.md file", "submit": true}, nil)
+	b := c.waitPrompt(s.SessionID, &from, 20*time.Second)
+	c.mustCall("runtime_answer", map[string]any{"sessionId": s.SessionID, "promptId": b.Prompt.PromptID, "optionId": "1"}, nil)
+	c.waitState(s.SessionID, "done", &from, 30*time.Second)
+
+	script := filepath.Join(t.TempDir(), "attach.sh")
+	body := d.exports() + fmt.Sprintf("%q attach demo\necho \"attach exited $?\"\nexec sleep 600\n", agentdBinary(t))
+	must(t, os.WriteFile(script, []byte(body), 0o755))
+	x.run("new-session", "-d", "-s", "t", "-x", "100", "-y", "30", "bash "+script)
+	x.waitFor("Worked for", 20*time.Second)
+	idle := c.waitState(s.SessionID, "idle", &from, 20*time.Second)
+	if idle.Previous != "done" {
+		t.Errorf("after attaching: %s from %s, want idle from done", idle.State, idle.Previous)
+	}
+	x.run("send-keys", "-t", "t", `C-\`)
+	x.waitFor("attach exited 0", 10*time.Second)
+	for _, ls := range c.list().Sessions {
+		if ls.SessionID == s.SessionID && ls.State != "idle" {
+			t.Errorf("after attaching and detaching, ls says %s, want idle", ls.State)
+		}
+	}
+}
+
 // exports are the shell lines that give a tmux pane this daemon's
 // environment (tmux starts panes with its own).
 func (d *daemonEnv) exports() string {
