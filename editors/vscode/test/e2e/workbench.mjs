@@ -47,9 +47,13 @@ export async function waitFor(what, fn, timeoutMs = 30_000, everyMs = 150) {
 /**
  * Starts code-server with the .vsix installed and a browser on it.
  * `userSettings` go to User/settings.json, `machineSettings` to
- * Machine/settings.json (where a remote VS Code reads machine-scoped ones).
+ * Machine/settings.json (where a remote VS Code reads machine-scoped ones);
+ * either may be a function of `{ bundled }`, the path of the agentd the
+ * installed .vsix carries (undefined when it has none). `PATH` replaces the
+ * PATH code-server (and so the extension) runs with. `agentd` is the binary
+ * that stops the test's daemon at the end; 'bundled': the .vsix's own.
  */
-export async function startWorkbench({ vsix, node24, entry, chromiumPath, artifacts, userSettings, machineSettings, files, agentd }) {
+export async function startWorkbench({ vsix, node24, entry, chromiumPath, artifacts, userSettings, machineSettings, files, agentd, PATH }) {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'agentd-vscode-e2e-'));
   const dataDir = path.join(tmp, 'data');
   const extDir = path.join(tmp, 'extensions');
@@ -57,8 +61,6 @@ export async function startWorkbench({ vsix, node24, entry, chromiumPath, artifa
   const xdg = path.join(tmp, 'xdg');
   for (const d of [path.join(dataDir, 'User'), path.join(dataDir, 'Machine'), extDir, folder, xdg]) fs.mkdirSync(d, { recursive: true });
   for (const [name, text] of Object.entries(files ?? {})) fs.writeFileSync(path.join(folder, name), text);
-  fs.writeFileSync(path.join(dataDir, 'User', 'settings.json'), JSON.stringify(userSettings ?? {}, null, 2));
-  fs.writeFileSync(path.join(dataDir, 'Machine', 'settings.json'), JSON.stringify(machineSettings ?? {}, null, 2));
   // agentd's daemon for this VS Code lives in a folder of the test's own
   // (never the person's), and is stopped with its sessions at the end.
   const socket = path.join(tmp, 'run', 'agentd.sock');
@@ -74,9 +76,18 @@ export async function startWorkbench({ vsix, node24, entry, chromiumPath, artifa
     XDG_DATA_HOME: path.join(xdg, 'data'),
     XDG_CACHE_HOME: path.join(xdg, 'cache'),
     AGENTD_SOCKET: socket,
+    ...(PATH !== undefined && { PATH }),
   };
   const inst = spawnSync(node24, [entry, '--user-data-dir', dataDir, '--extensions-dir', extDir, '--install-extension', vsix], { env, encoding: 'utf8', timeout: 120_000 });
   if (inst.status !== 0) throw new Error(`installing ${vsix} failed (${inst.status}):\n${inst.stdout}\n${inst.stderr}`);
+  const bundled = fs
+    .readdirSync(extDir)
+    .map((d) => path.join(extDir, d, 'bin', 'agentd'))
+    .find((p) => fs.existsSync(p));
+  if (agentd === 'bundled') agentd = bundled;
+  const settings = (s) => JSON.stringify((typeof s === 'function' ? s({ bundled }) : s) ?? {}, null, 2);
+  fs.writeFileSync(path.join(dataDir, 'User', 'settings.json'), settings(userSettings));
+  fs.writeFileSync(path.join(dataDir, 'Machine', 'settings.json'), settings(machineSettings));
 
   const port = await freePort();
   const log = fs.createWriteStream(path.join(artifacts, 'code-server.log'));
@@ -123,7 +134,7 @@ export async function startWorkbench({ vsix, node24, entry, chromiumPath, artifa
     page.setDefaultTimeout(15_000);
     await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(folder)}`, { waitUntil: 'domcontentloaded', timeout: 60_000 });
     await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
-    return { page, folder, server, stop, socket, env, workbench: new Workbench(page, artifacts) };
+    return { page, folder, server, stop, socket, env, bundled, extDir, workbench: new Workbench(page, artifacts) };
   } catch (e) {
     await stop();
     throw e;
