@@ -417,7 +417,10 @@ func TestClaudePlanApprovalByLabel(t *testing.T) {
 	}
 	screen := c.screen(s.SessionID)
 	if !strings.Contains(screen, "Approved Claude's plan") || !strings.Contains(screen, "manual mode on") {
-		t.Errorf("after answering %q the plan is not approved in manual mode:\n%s", "Yes, manually approve edits", screen)
+		// Seen once in a CI run on a loaded machine: done (completed)
+		// came while Claude still ran the plan tool's PostToolUse hook.
+		// What decided it, to find out why:
+		t.Errorf("after answering %q the plan is not approved in manual mode (states: %s):\n%s", "Yes, manually approve edits", c.stateTrail(s.SessionID), screen)
 	}
 }
 

@@ -147,6 +147,20 @@ func (c *client) stateSeq(sessionID string) []string {
 	return out
 }
 
+// stateTrail is the session's states as this client saw them, each with
+// its source and reason: what a failure message needs to say why.
+func (c *client) stateTrail(sessionID string) string {
+	var out []string
+	for _, n := range c.stateNotes(sessionID) {
+		k := n.note.State
+		if n.note.Outcome != "" {
+			k += "(" + n.note.Outcome + ")"
+		}
+		out = append(out, k+" ["+n.note.StateSource+" "+n.note.Reason+"]")
+	}
+	return strings.Join(out, " → ")
+}
+
 // keeperChildren checks that the daemon's only child left is its keeper.
 func keeperOnly(t testing.TB, daemon int) {
 	t.Helper()
