@@ -53,6 +53,16 @@ type recording struct {
 func loadRecordings(t testing.TB) []recording {
 	files, _ := filepath.Glob("../../fixtures/*/*/sessions/*.json")
 	sort.Strings(files)
+	// AGENTD_BENCH_EVERY=N replays every Nth recording only: a shorter
+	// run, for comparing two builds in one sitting (all of them take
+	// about 25 minutes on a 2-core machine).
+	if every, _ := strconv.Atoi(os.Getenv("AGENTD_BENCH_EVERY")); every > 1 {
+		var some []string
+		for i := 0; i < len(files); i += every {
+			some = append(some, files[i])
+		}
+		files = some
+	}
 	var out []recording
 	for _, f := range files {
 		var r recording
