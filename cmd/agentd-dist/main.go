@@ -174,6 +174,10 @@ func writeTarball(path, dir, bin string, when time.Time) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
+	// CreateTemp made it 0600; a release file is for everyone to read.
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
 	return os.Rename(tmp.Name(), path)
 }
 
