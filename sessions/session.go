@@ -99,7 +99,7 @@ type Session struct {
 	report                      *report
 	reportSeq, oscSeq           uint64
 	promptShownSeq, answeredSeq uint64
-	token                       string    // the secret this session's reports carry
+	token                       string      // the secret this session's reports carry
 	agentLog                    *rolloutLog // the agent's own log, for agents that keep one
 
 	// The process table, for a shell session.
