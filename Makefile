@@ -39,7 +39,7 @@ test:
 	for st in $(TEST_STAGES); do \
 	  t0=$$(date +%s); \
 	  if $(MAKE) --no-print-directory $$st; then passed=$$((passed+1)); r=ok; else failed=$$((failed+1)); r=FAILED; fi; \
-	  times="$$times$$(printf '  %-12s %6ss  %s' $$st $$(( $$(date +%s) - t0 )) $$r)\n"; \
+	  times="$$times$$(printf '  %-18s %6ss  %s' $$st $$(( $$(date +%s) - t0 )) $$r)\n"; \
 	  [ $$r = ok ] || break; \
 	done; \
 	printf '\nmake test, stage times:\n%b' "$$times"; \
