@@ -103,11 +103,12 @@ func TestNotifyPostsOncePerCooldown(t *testing.T) {
 	}
 }
 
-// A command that hangs is killed, with all it started, at its timeout; an
+// A command that hangs is killed, with all it started, at its timeout (3 s:
+// long enough for sh to start and write its pids on a loaded machine); an
 // event that comes while it runs is skipped, not queued behind it.
 func TestNotifyCommandKilledAtItsTimeout(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pid")
-	entries, err := LoadNotifyConfig(writeConfig(t, "[[notify]]\nname = \"slow\"\ntimeout = \"300ms\"\ncommand = [\"sh\", \"-c\", \"cat > "+pidFile+".json; sleep 300 & echo $$ $! > "+pidFile+"; wait\"]\n"))
+	entries, err := LoadNotifyConfig(writeConfig(t, "[[notify]]\nname = \"slow\"\ntimeout = \"3s\"\ncommand = [\"sh\", \"-c\", \"cat > "+pidFile+".json; sleep 300 & echo $$ $! > "+pidFile+"; wait\"]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func TestNotifyCommandKilledAtItsTimeout(t *testing.T) {
 	select {
 	case <-done:
 	case <-time.After(30 * time.Second):
-		t.Fatal("the run was not ended within 30 s of its 300 ms timeout")
+		t.Fatal("the run was not ended within 30 s of its 3 s timeout")
 	}
 	b, err := os.ReadFile(pidFile)
 	if err != nil {

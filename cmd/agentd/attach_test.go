@@ -68,10 +68,7 @@ func TestAttachInTmux(t *testing.T) {
 	from := 0
 	c.waitState(s.SessionID, "idle", &from, 20*time.Second)
 
-	script := filepath.Join(t.TempDir(), "attach.sh")
-	body := d.exports() + fmt.Sprintf("%q attach demo\necho \"attach exited $?\"\nexec sleep 600\n", agentdBinary(t))
-	must(t, os.WriteFile(script, []byte(body), 0o755))
-	x.run("new-session", "-d", "-s", "t", "-x", "100", "-y", "30", "bash "+script)
+	x.attach(d, "demo")
 
 	x.waitFor("Welcome to the agentd demo agent", 20*time.Second)
 	// The session took the pane's size.
@@ -123,10 +120,7 @@ func TestAttachMarksADoneSessionSeen(t *testing.T) {
 	c.mustCall("runtime_answer", map[string]any{"sessionId": s.SessionID, "promptId": b.Prompt.PromptID, "optionId": "1"}, nil)
 	c.waitState(s.SessionID, "done", &from, 30*time.Second)
 
-	script := filepath.Join(t.TempDir(), "attach.sh")
-	body := d.exports() + fmt.Sprintf("%q attach demo\necho \"attach exited $?\"\nexec sleep 600\n", agentdBinary(t))
-	must(t, os.WriteFile(script, []byte(body), 0o755))
-	x.run("new-session", "-d", "-s", "t", "-x", "100", "-y", "30", "bash "+script)
+	x.attach(d, "demo")
 	x.waitFor("Worked for", 20*time.Second)
 	idle := c.waitState(s.SessionID, "idle", &from, 20*time.Second)
 	if idle.Previous != "done" {
@@ -139,6 +133,15 @@ func TestAttachMarksADoneSessionSeen(t *testing.T) {
 			t.Errorf("after attaching and detaching, ls says %s, want idle", ls.State)
 		}
 	}
+}
+
+// attach runs `agentd attach name` against d in a 100x30 tmux session
+// "t"; when it ends, the pane says "attach exited N" and stays.
+func (x *tmux) attach(d *daemonEnv, name string) {
+	script := filepath.Join(x.t.TempDir(), "attach.sh")
+	body := d.exports() + fmt.Sprintf("%q attach %s\necho \"attach exited $?\"\nexec sleep 600\n", agentdBinary(x.t), name)
+	must(x.t, os.WriteFile(script, []byte(body), 0o755))
+	x.run("new-session", "-d", "-s", "t", "-x", "100", "-y", "30", "bash "+script)
 }
 
 // exports are the shell lines that give a tmux pane this daemon's
