@@ -11,6 +11,7 @@ require (
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/sourcegraph/jsonrpc2 v0.2.3
 	go.uber.org/goleak v1.3.0
+	golang.org/x/mod v0.21.0
 	golang.org/x/sys v0.50.0
 	golang.org/x/term v0.48.0
 )

@@ -40,9 +40,12 @@ func (s *Server) initialize(_ context.Context, c *clientConn, req *jsonrpc2.Requ
 
 // daemonInfo describes this agentd process.
 func (s *Server) daemonInfo() Daemon {
+	s.mu.Lock()
+	rec := s.lastUpgrade
+	s.mu.Unlock()
 	return Daemon{Version: s.cfg.Version, ProtocolVersion: ProtocolVersion, Pid: os.Getpid(),
 		Instance: fmt.Sprintf("%d-%d", os.Getpid(), s.started.UnixNano()), Socket: s.cfg.Socket,
-		StartedAt: stamp(s.started), Private: s.cfg.Private}
+		StartedAt: stamp(s.started), Private: s.cfg.Private, LastUpgrade: rec}
 }
 
 // shutdown: in private mode it ends every session, as the client's leaving
@@ -64,7 +67,7 @@ func (s *Server) hello(_ context.Context, c *clientConn, req *jsonrpc2.Request) 
 	}
 	res := HelloResult{Daemon: s.daemonInfo()}
 	if p.Version != "" && p.Version != s.cfg.Version && p.ProtocolVersion == ProtocolVersion {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("the agentd daemon (pid %d) is version %s and this agentd is %s; they speak the same protocol, so this works, but `agentd stop` and a new start would run the newer one", os.Getpid(), s.cfg.Version, p.Version))
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the agentd daemon (pid %d) is version %s and this agentd is %s; they speak the same protocol, so this works; agentd upgrade hands the sessions to the newer one, and their agents run on", os.Getpid(), s.cfg.Version, p.Version))
 	}
 	c.mu.Lock()
 	c.cwd = p.Cwd

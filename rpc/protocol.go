@@ -94,6 +94,9 @@ type Daemon struct {
 	StartedAt string `json:"startedAt"`
 	// Private: the sessions end with this one client (agentd --stdio --private).
 	Private bool `json:"private"`
+	// LastUpgrade is the last handover this daemon took part in (agentd
+	// upgrade), failed or not.
+	LastUpgrade *UpgradeRecord `json:"lastUpgrade,omitempty"`
 }
 
 // StopParams ask the daemon to end.

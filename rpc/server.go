@@ -37,6 +37,8 @@ type Server struct {
 	// daemon's idle timer looks again.
 	changed chan struct{}
 
+	lastUpgrade *UpgradeRecord // guarded by mu
+
 	stopOnce sync.Once
 	stop     chan struct{} // closed when the server is to end: exit (private) or agentd/stop
 }
@@ -54,6 +56,9 @@ type Config struct {
 	Socket string
 	// Notify are config.toml's [[notify]] entries (away.go).
 	Notify []NotifyEntry
+	// Upgrade hands the sessions to another binary (upgrade.go): it
+	// returns only when it did not, saying why.
+	Upgrade func(UpgradeParams) error
 }
 
 // handlerFunc handles one method for one client; it returns the result or
@@ -107,6 +112,7 @@ func (s *Server) methods() map[string]handlerFunc {
 		"shutdown":          s.shutdown,
 		MethodHello:         s.hello,
 		MethodStop:          s.stopDaemon,
+		MethodUpgrade:       s.upgrade,
 		"session/spawn":     s.spawn,
 		"session/list":      s.list,
 		"session/read":      s.read,
@@ -123,7 +129,7 @@ func (s *Server) methods() map[string]handlerFunc {
 	}
 }
 
-var slowMethods = map[string]bool{"shutdown": true, "runtime_answer": true, "runtime_send": true, "session/spawn": true, MethodStop: true}
+var slowMethods = map[string]bool{"shutdown": true, "runtime_answer": true, "runtime_send": true, "session/spawn": true, MethodStop: true, MethodUpgrade: true}
 
 // handle serves one request of client c.
 func (s *Server) handle(ctx context.Context, c *clientConn, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {

@@ -36,6 +36,7 @@ type Session struct {
 
 	mgr      *Manager
 	cmd      *exec.Cmd
+	proc     *os.Process // an adopted session's agent (handover.go); cmd is nil then
 	ptmx     *os.File
 	term     *term.Terminal   // nil for an ACP session
 	acp      *acpState        // nil for a PTY session
@@ -647,18 +648,7 @@ func (s *Session) classifyNow() (detect.Verdict, detect.Screen) {
 
 func (s *Session) waitLoop() {
 	awaitExit(s.Pid)
-	err := s.cmd.Wait()
-	st := &ExitStatus{Code: 0}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		st.Code = ee.ExitCode()
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			st.Code = -1
-			st.Signal = signalName(ws.Signal())
-		}
-	} else if err != nil {
-		st.Code = -1
-	}
+	st := s.wait()
 	// Drain what the agent wrote last; a grandchild may hold the PTY open,
 	// so do not wait for it long.
 	select {
@@ -684,6 +674,31 @@ func (s *Session) waitLoop() {
 	s.mgr.events.Exited(s.ID, *st)
 	s.mgr.ended(s)
 	close(s.exitDone)
+}
+
+// wait reaps the session's agent and says how it ended.
+func (s *Session) wait() *ExitStatus {
+	var ps *os.ProcessState
+	var err error
+	if s.cmd != nil {
+		err = s.cmd.Wait()
+		ps = s.cmd.ProcessState
+	} else {
+		// Adopted in a handover: still our child, as the process is the
+		// same. One that ended while the sessions were frozen may have
+		// been reaped by the code before; its status is then lost.
+		ps, err = s.proc.Wait()
+	}
+	if ps == nil {
+		return &ExitStatus{Code: -1}
+	}
+	st := &ExitStatus{Code: ps.ExitCode()}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		st.Code = -1
+		st.Signal = signalName(ws.Signal())
+	}
+	_ = err // an exit status other than 0 is not an error here
+	return st
 }
 
 // exitedLocked records that the session's process ended, PTY or ACP

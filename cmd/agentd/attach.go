@@ -45,7 +45,7 @@ func cmdAttach(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentd attach: unknown detach key %q\n", *key)
 		return exitUsage
 	}
-	k, err := dialCLI(*socket, false)
+	k, err := dialCLI(*socket, false, stderr)
 	if err != nil {
 		return fail(stderr, "attach", err)
 	}
@@ -75,7 +75,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentd run: unknown detach key %q\n", *key)
 		return exitUsage
 	}
-	k, err := dialCLI(*socket, true)
+	k, err := dialCLI(*socket, true, stderr)
 	if err != nil {
 		return fail(stderr, "run", err)
 	}
@@ -209,6 +209,15 @@ func (k *cli) attach(s rpc.Session, detach byte, keyName string, stdout, stderr 
 				return exitOK
 			}
 		case <-k.c.Done():
+			// A handover closes every connection; the same daemon answers
+			// again as new code, and the view is drawn again from its screen.
+			if err := k.reconnect(); err == nil {
+				fmt.Fprint(stdout, "\x1b[0m\x1b[H\x1b[2J")
+				resize()
+				if k.call("session/subscribe", rpc.SubscribeParams{SessionID: s.SessionID, Output: true}, nil) == nil {
+					continue
+				}
+			}
 			restore()
 			fmt.Fprintln(stderr, "[agentd: the daemon closed the connection]")
 			return exitUsage

@@ -40,6 +40,7 @@ var errNoDaemon = errors.New("no agentd daemon is running")
 type cli struct {
 	c      *rpc.Client
 	socket string
+	hello  rpc.HelloParams
 
 	mu      sync.Mutex
 	notes   []rpc.Notification
@@ -48,7 +49,10 @@ type cli struct {
 
 // dialCLI connects to the daemon; start says whether to start one when none
 // runs (only commands that make a session do).
-func dialCLI(socketFlag string, start bool) (*cli, error) {
+//
+// A daemon older than this agentd is first asked to hand its sessions
+// over to it (upgrade.go); stderr says how that went.
+func dialCLI(socketFlag string, start bool, stderr io.Writer) (*cli, error) {
 	path, err := socketPath(socketFlag)
 	if err != nil {
 		return nil, err
@@ -68,17 +72,67 @@ func dialCLI(socketFlag string, start bool) (*cli, error) {
 	hello := rpc.HelloParams{Version: version, ProtocolVersion: rpc.ProtocolVersion, Pid: os.Getpid(), Cwd: cwd, Env: os.Environ()}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	k.hello = hello
 	k.c, err = rpc.NewClient(ctx, conn, hello, k.note)
 	if err != nil {
 		_ = conn.Close()
 		return nil, err
 	}
-	var init rpc.InitializeResult
-	if err := k.c.Call(ctx, "initialize", rpc.InitializeParams{ClientInfo: &rpc.ClientInfo{Name: "agentd-cli", Version: version}, WorkspaceFolders: []string{cwd}}, &init); err != nil {
+	if d := k.c.Hello.Daemon; wantsUpgrade(d) {
+		k.c.Close()
+		autoUpgrade(path, d, stderr)
+		if conn, err = dialDaemon(path); err != nil {
+			return nil, fmt.Errorf("agentd daemon at %s: %w", path, err)
+		}
+		if k.c, err = rpc.NewClient(ctx, conn, hello, k.note); err != nil {
+			_ = conn.Close()
+			return nil, err
+		}
+	}
+	if err := k.initialize(ctx); err != nil {
 		k.c.Close()
 		return nil, err
 	}
 	return k, nil
+}
+
+func (k *cli) initialize(ctx context.Context) error {
+	cwd, _ := os.Getwd()
+	var init rpc.InitializeResult
+	return k.c.Call(ctx, "initialize", rpc.InitializeParams{ClientInfo: &rpc.ClientInfo{Name: "agentd-cli", Version: version}, WorkspaceFolders: []string{cwd}}, &init)
+}
+
+// reconnect connects again to the same daemon after its connection
+// closed: what a handover does (agentd upgrade), as the daemon's process
+// becomes the new code. Another daemon, or none, is an error.
+func (k *cli) reconnect() error {
+	instance := k.c.Hello.Instance
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		nc, err := dialDaemon(k.socket)
+		if err == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			c, cerr := rpc.NewClient(ctx, nc, k.hello, k.note)
+			cancel()
+			if cerr == nil {
+				if c.Hello.Instance != instance {
+					c.Close()
+					return fmt.Errorf("another daemon (pid %d) serves %s now", c.Hello.Pid, k.socket)
+				}
+				k.c = c
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				return k.initialize(ctx)
+			}
+			err = cerr
+		} else if canStart(err) {
+			return err // nothing listens: the daemon is gone
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(20 * time.Millisecond) // a connection the old code took as it went
+	}
 }
 
 func (k *cli) note(n rpc.Notification) {
@@ -199,7 +253,7 @@ func cmdLs(args []string, stdout, stderr io.Writer) int {
 	if _, err := parseArgs(fs, args); err != nil {
 		return exitUsage
 	}
-	k, err := dialCLI(*socket, false)
+	k, err := dialCLI(*socket, false, stderr)
 	if errors.Is(err, errNoDaemon) {
 		// Nothing runs: that is an empty list, not a failure.
 		if *asJSON {
@@ -327,7 +381,7 @@ func cmdWait(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: agentd wait SESSION --until blocked|idle|done|working|error|exited|changed [--timeout D] [--json]")
 		return exitUsage
 	}
-	k, err := dialCLI(*socket, false)
+	k, err := dialCLI(*socket, false, stderr)
 	if err != nil {
 		return fail(stderr, "wait", err)
 	}
@@ -419,7 +473,7 @@ func cmdAnswer(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: agentd answer SESSION OPTION | agentd answer SESSION --text TEXT   [--prompt ID]")
 		return exitUsage
 	}
-	k, err := dialCLI(*socket, false)
+	k, err := dialCLI(*socket, false, stderr)
 	if err != nil {
 		return fail(stderr, "answer", err)
 	}
@@ -492,7 +546,7 @@ func cmdSend(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: agentd send SESSION TEXT... [--no-submit]")
 		return exitUsage
 	}
-	k, err := dialCLI(*socket, false)
+	k, err := dialCLI(*socket, false, stderr)
 	if err != nil {
 		return fail(stderr, "send", err)
 	}
@@ -528,7 +582,7 @@ func cmdKill(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: agentd kill SESSION [--signal SIG]")
 		return exitUsage
 	}
-	k, err := dialCLI(*socket, false)
+	k, err := dialCLI(*socket, false, stderr)
 	if err != nil {
 		return fail(stderr, "kill", err)
 	}
@@ -549,7 +603,7 @@ func cmdStop(args []string, stdout, stderr io.Writer) int {
 	if _, err := parseArgs(fs, args); err != nil {
 		return exitUsage
 	}
-	k, err := dialCLI(*socket, false)
+	k, err := dialCLI(*socket, false, stderr)
 	if errors.Is(err, errNoDaemon) {
 		fmt.Fprintln(stdout, "no agentd daemon is running")
 		return exitOK

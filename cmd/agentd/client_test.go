@@ -104,7 +104,13 @@ func startClient(t testing.TB, args, env []string) *client {
 // startClientIn is startClient with agentd running in dir.
 func startClientIn(t testing.TB, dir string, args, env []string) *client {
 	t.Helper()
-	cmd := exec.Command(agentdBinary(t), args...)
+	return startClientWith(t, agentdBinary(t), dir, args, env)
+}
+
+// startClientWith is startClientIn with the agentd binary bin.
+func startClientWith(t testing.TB, bin, dir string, args, env []string) *client {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
 	cmd.Env = env
 	cmd.Dir = dir
 	in, err := cmd.StdinPipe()

@@ -71,6 +71,23 @@ func forward(o forwardOptions, stdin io.Reader, stdout, stderr io.Writer) int {
 		log.Error("forwarder: hello", "socket", path, "err", err)
 		return refuseEditor(stdin, stdout, stderr, err)
 	}
+	if wantsUpgrade(hello.Daemon) {
+		// An older daemon: hand its sessions to this code first, then
+		// forward to it. The editor has sent nothing yet that was passed on.
+		nc.Close()
+		var note strings.Builder
+		autoUpgrade(path, hello.Daemon, &note)
+		log.Info("forwarder: " + strings.TrimSpace(note.String()))
+		if nc, err = dialDaemon(path); err == nil {
+			defer nc.Close()
+			fromDaemon = bufio.NewReaderSize(nc, 64<<10)
+			hello, err = sayHello(nc, fromDaemon, stdout, o.flags.cooldown)
+		}
+		if err != nil {
+			log.Error("forwarder: after the upgrade", "socket", path, "err", err)
+			return refuseEditor(stdin, stdout, stderr, err)
+		}
+	}
 	if hello.ProtocolVersion != rpc.ProtocolVersion {
 		err := rpc.IncompatibleError(hello.Daemon, version)
 		log.Error("forwarder: incompatible daemon", "err", err)

@@ -30,7 +30,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "--stdio", "-stdio", "stdio":
 		return cmdStdio(args[1:], stdin, stdout, stderr)
 	case "serve":
-		return cmdServe(args[1:], stderr)
+		return cmdServe(args[1:], stdin, stdout, stderr)
 	case "stop":
 		return cmdStop(args[1:], stdout, stderr)
 	case "ls", "list":
@@ -47,6 +47,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdAttach(args[1:], stdout, stderr)
 	case "run":
 		return cmdRun(args[1:], stdout, stderr)
+	case "upgrade":
+		return cmdUpgrade(args[1:], stdout, stderr)
 	case "demo":
 		return cmdDemo(args[1:], stdout, stderr)
 	case "demo-agent":
@@ -87,6 +89,9 @@ commands:
             run the daemon in the foreground
   stop [--force]
             end the daemon; --force also ends the sessions that still run
+  upgrade [--binary PATH]
+            hand the daemon's sessions to this agentd (or PATH): the
+            agents run on with the same pids under the new code
   ls [--json]
             list the sessions, with their states and prompts
   wait SESSION --until blocked|idle|done|working|error|exited|changed [--timeout D] [--json]

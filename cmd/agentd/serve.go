@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -31,7 +32,7 @@ import (
 
 // cmdServe runs the daemon in the foreground: `agentd serve`. A forwarder
 // starts it detached, with --ready-fd to learn when it listens.
-func cmdServe(args []string, stderr io.Writer) int {
+func cmdServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("agentd serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f serverFlags
@@ -39,8 +40,15 @@ func cmdServe(args []string, stderr io.Writer) int {
 	socket := fs.String("socket", "", "listen here (default $AGENTD_SOCKET, else $XDG_RUNTIME_DIR/agentd/agentd.sock)")
 	idle := fs.Duration("idle-timeout", 10*time.Minute, "exit after this long with no session and no client (0: never)")
 	readyFD := fs.Int("ready-fd", 0, "write \"ready\" (or the error) to this file descriptor once listening (what a forwarder that starts the daemon reads)")
+	// The handover (handover.go): set by a daemon for the code it becomes.
+	resumeFD := fs.Int("resume-fd", -1, "internal (agentd upgrade): take over the sessions of the daemon this process was, from this handover file")
+	handoverErr := fs.String("handover-error", "", "internal (agentd upgrade): the new code could not take over, and why")
+	handoverCheck := fs.Bool("handover-check", false, "internal (agentd upgrade): read a handover on stdin, print ok if this binary can take it over")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *handoverCheck {
+		return cmdHandoverCheck(stdin, stdout, stderr)
 	}
 	var ready io.WriteCloser = nopWriteCloser{io.Discard}
 	if *readyFD > 0 {
@@ -56,29 +64,141 @@ func cmdServe(args []string, stderr io.Writer) int {
 	if err != nil {
 		return fail(2, err)
 	}
+	// The flags the next code gets, should this daemon hand over.
+	files := &daemonFiles{args: append([]string{"--socket", path, "--idle-timeout", idle.String()}, f.daemonArgs()...)}
+	if f.verbose {
+		files.args = append(files.args, "--verbose")
+	}
+	if *resumeFD >= 0 {
+		return resumeServe(&f, path, *idle, *resumeFD, *handoverErr, files, stderr)
+	}
 	if err := rpc.PrivateDir(filepath.Dir(path)); err != nil {
 		return fail(1, err)
 	}
-	unlock, err := lockDaemon(path)
+	files.lock, err = lockDaemon(path)
 	if err != nil {
 		return fail(1, err)
 	}
-	defer unlock()
-	ln, err := rpc.Listen(path)
+	defer runtime.KeepAlive(files.lock) // let go of by the kernel as the process ends
+	files.ln, err = rpc.Listen(path)
 	if err != nil {
 		return fail(1, fmt.Errorf("listen on %s: %w", path, err))
 	}
 	defer os.Remove(path) // ours: the lock is still held
-	h, err := newHost(&f, false, path, stderr)
+	h, err := newHost(&f, false, path, stderr, nil)
 	if err != nil {
-		ln.Close()
+		files.ln.Close()
 		return fail(2, err)
 	}
 	defer h.close()
+	files.keeper = h.keeper
+	h.files = files
 	h.log.Info("daemon serving", "socket", path, "version", version, "pid", os.Getpid(), "idle_timeout", idle.String())
 	fmt.Fprintf(ready, "ready %d\n", os.Getpid())
 	_ = ready.Close()
+	return serveDaemon(h, files.ln, *idle)
+}
 
+// resumeServe is the daemon after a handover: the same process, now this
+// code, with the socket, its lock, the keeper and every PTY still open.
+func resumeServe(f *serverFlags, path string, idle time.Duration, fd int, handoverErr string, files *daemonFiles, stderr io.Writer) int {
+	ho, hf, err := readHandover(fd)
+	if ho == nil {
+		// Nothing names the descriptors: there is nothing to hand back.
+		fmt.Fprintf(stderr, "agentd serve: %v\n", err)
+		return 1
+	}
+	files.lock = os.NewFile(uintptr(ho.Lock), "lock")
+	syscall.CloseOnExec(ho.Lock)
+	defer runtime.KeepAlive(files.lock)
+	h, herr := newHost(f, false, path, stderr, adoptKeeper(ho.Keeper, ho.KeeperPid))
+	if err == nil {
+		err = herr
+	}
+	if err == nil {
+		files.ln, err = listenerFrom(ho.Listener)
+	}
+	rec := rpc.UpgradeRecord{From: ho.FromVersion, To: ho.ToVersion, At: ho.At, Error: handoverErr}
+	if err == nil {
+		err = adoptGuarded(h.srv, ho.Server, rec)
+	}
+	if err != nil {
+		log := slog.New(slog.NewTextHandler(stderr, nil))
+		if h != nil {
+			log = h.log
+		}
+		if handoverErr != "" {
+			// The code handed back to could not take over either.
+			log.Error("cannot take the sessions back; the keeper ends them as this process exits", "err", err, "handover_error", handoverErr)
+			return 1
+		}
+		err = handBack(ho, hf, err, log)
+		log.Error("cannot hand the sessions back; the keeper ends them as this process exits", "err", err)
+		return 1
+	}
+	hf.Close()
+	defer os.Remove(path)
+	defer h.close()
+	files.keeper = h.keeper
+	h.files = files
+	if handoverErr != "" {
+		h.log.Error("the upgrade failed; this code took its sessions back", "to", ho.ToVersion, "err", handoverErr)
+	}
+	h.log.Info("daemon serving after a handover", "socket", path, "version", version, "from", ho.FromVersion, "pid", os.Getpid(),
+		"sessions", len(ho.Server.Sessions.Sessions), "since_handover", sinceStamp(ho.At))
+	return serveDaemon(h, files.ln, idle)
+}
+
+// adoptGuarded adopts the handover's sessions; a panic in that is an
+// error, so the sessions can still be handed back.
+func adoptGuarded(srv *rpc.Server, snap rpc.ServerSnapshot, rec rpc.UpgradeRecord) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("internal error while adopting the sessions: %v", p)
+		}
+	}()
+	if e := os.Getenv(envHandoverFault); e != "" && rec.Error == "" {
+		return fmt.Errorf("%s=%s: a fault asked for by a test", envHandoverFault, e)
+	}
+	return srv.Adopt(snap, rec)
+}
+
+// envHandoverFault, for tests of the hand-back only, makes the new code
+// fail to adopt the sessions after the exec.
+const envHandoverFault = "AGENTD_TEST_HANDOVER_FAULT"
+
+// listenerFrom is the socket the daemon before listened on. The
+// descriptor itself stays open (net.FileListener serves a copy): should
+// this code hand the sessions back, it passes that number on.
+func listenerFrom(fd int) (*net.UnixListener, error) {
+	syscall.CloseOnExec(fd)
+	f := os.NewFile(uintptr(fd), "listener")
+	handedSocket = f // kept: its finalizer would close the descriptor
+	l, err := net.FileListener(f)
+	if err != nil {
+		return nil, fmt.Errorf("the socket's descriptor %d: %w", fd, err)
+	}
+	ul, ok := l.(*net.UnixListener)
+	if !ok {
+		l.Close()
+		return nil, fmt.Errorf("descriptor %d is not a unix socket", fd)
+	}
+	ul.SetUnlinkOnClose(false) // the path is removed by serve's own defer
+	return ul, nil
+}
+
+var handedSocket *os.File
+
+func sinceStamp(at string) string {
+	t, err := time.Parse(time.RFC3339Nano, at)
+	if err != nil {
+		return ""
+	}
+	return time.Since(t).String()
+}
+
+// serveDaemon serves until the daemon ends.
+func serveDaemon(h *host, ln *net.UnixListener, idle time.Duration) int {
 	// A person's kill (SIGTERM, or Ctrl-C on a daemon run by hand) ends the
 	// daemon and its sessions, as agentd stop --force does. A hang-up does
 	// not: the daemon has no terminal of its own to lose. (Caught, not
@@ -95,7 +215,7 @@ func cmdServe(args []string, stderr io.Writer) int {
 			h.srv.Stop()
 		}
 	}()
-	if err := h.srv.Run(context.Background(), ln, *idle); err != nil {
+	if err := h.srv.Run(context.Background(), ln, idle); err != nil {
 		h.log.Error("serve", "err", err)
 		return 1
 	}
@@ -123,8 +243,9 @@ func socketPath(flagValue string) (string, error) {
 
 // lockDaemon takes the daemon's lock for socket, or says who holds it. A
 // holder whose socket no longer answers is a daemon on its way out (agentd
-// stop): its lock is waited for, a while, rather than refused.
-func lockDaemon(socket string) (func(), error) {
+// stop): its lock is waited for, a while, rather than refused. The lock is
+// the returned file's: it must stay open for the daemon's whole life.
+func lockDaemon(socket string) (*os.File, error) {
 	path := socket + ".lock"
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
@@ -150,7 +271,7 @@ func lockDaemon(socket string) (func(), error) {
 	_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	// The lock is let go of by the kernel as the process ends, not before:
 	// agentd stop waits for it (daemonGone) as the sign the daemon is gone.
-	return func() { runtime.KeepAlive(f) }, nil
+	return f, nil
 }
 
 // flockWithin takes f's lock (how: LOCK_EX or LOCK_SH), waiting at most d

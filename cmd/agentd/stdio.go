@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -71,14 +72,19 @@ func (f *serverFlags) daemonArgs() []string {
 // host is what a server needs, built from the flags: the log, the rules,
 // the keeper and the server itself.
 type host struct {
-	log   *slog.Logger
-	srv   *rpc.Server
-	close func()
+	log    *slog.Logger
+	srv    *rpc.Server
+	keeper *keeperPipe   // nil: none could start
+	files  *daemonFiles  // the daemon's socket, lock and keeper, once it listens
+	close  func()
 }
 
 // newHost builds a server. socket is the daemon's socket ("" in private
 // mode); report sockets go beside it.
-func newHost(f *serverFlags, private bool, socket string, stderr io.Writer) (*host, error) {
+//
+// keeper is the keeper a daemon before this code started (a handover);
+// nil starts one.
+func newHost(f *serverFlags, private bool, socket string, stderr io.Writer, keeper *keeperPipe) (*host, error) {
 	var stopProfile func()
 	if f.cpuProfile != "" {
 		pf, err := os.Create(f.cpuProfile)
@@ -106,9 +112,11 @@ func newHost(f *serverFlags, private bool, socket string, stderr io.Writer) (*ho
 		}
 	}
 	self, _ := os.Executable()
-	keeper, err := startKeeper(self)
-	if err != nil {
-		log.Warn("no keeper: agents would outlive an agentd that is killed", "err", err)
+	if keeper == nil {
+		var err error
+		if keeper, err = startKeeper(self); err != nil {
+			log.Warn("no keeper: agents would outlive an agentd that is killed", "err", err)
+		}
 	}
 	reportDir := rpc.RuntimeDir()
 	if socket != "" {
@@ -118,15 +126,29 @@ func newHost(f *serverFlags, private bool, socket string, stderr io.Writer) (*ho
 		log.Warn("no report socket: hooks and agentd signal will not reach agentd", "err", err)
 		reportDir = ""
 	}
-	opts := sessions.Options{Rules: rules, ReportDir: reportDir, Self: self, Log: log, Keeper: keeper,
+	opts := sessions.Options{Rules: rules, ReportDir: reportDir, Self: self, Log: log,
 		PermissionTimeout: f.permTimeout, KeepExited: f.keepExited, DetectPoll: f.detectPoll, DaemonSocket: socket}
-	srv := rpc.NewServer(opts, rpc.Config{Version: version, Log: log, Cooldown: f.cooldown, Private: private, Socket: socket, Notify: notify})
-	return &host{log: log, srv: srv, close: func() {
+	if keeper != nil { // a nil *keeperPipe must not become a non-nil io.Writer
+		opts.Keeper = keeper
+	}
+	cfg := rpc.Config{Version: version, Log: log, Cooldown: f.cooldown, Private: private, Socket: socket, Notify: notify}
+	h := &host{log: log, keeper: keeper}
+	if !private {
+		cfg.Upgrade = func(p rpc.UpgradeParams) error {
+			if h.files == nil {
+				return errors.New("this daemon is still starting")
+			}
+			return upgradeTo(h.srv, h.files, h.log, p)
+		}
+	}
+	h.srv = rpc.NewServer(opts, cfg)
+	h.close = func() {
 		closeLog()
 		if stopProfile != nil {
 			stopProfile()
 		}
-	}}, nil
+	}
+	return h, nil
 }
 
 // cmdStdio is what editors start. By default it is a thin forwarder to the
@@ -149,7 +171,7 @@ func cmdStdio(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if !*private {
 		return forward(forwardOptions{socket: *socket, flags: &f, idle: *idle, noStart: *noStart}, stdin, stdout, stderr)
 	}
-	h, err := newHost(&f, true, "", stderr)
+	h, err := newHost(&f, true, "", stderr, nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd: %v\n", err)
 		return 2

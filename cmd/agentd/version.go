@@ -60,11 +60,14 @@ type versionInfo struct {
 	OS       string `json:"os"`
 	Arch     string `json:"arch"`
 	Go       string `json:"go"`
+	// Handover is the newest handover format this binary can take
+	// sessions over in (agentd upgrade; handover.go); 0 or absent: none.
+	Handover int `json:"handover"`
 }
 
 func currentVersion() versionInfo {
 	return versionInfo{Version: version, Commit: commit, Protocol: rpc.ProtocolVersion,
-		OS: runtime.GOOS, Arch: runtime.GOARCH, Go: runtime.Version()}
+		OS: runtime.GOOS, Arch: runtime.GOARCH, Go: runtime.Version(), Handover: handoverFormat}
 }
 
 func cmdVersion(args []string, stdout, stderr io.Writer) int {

@@ -1,0 +1,336 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/mod/semver"
+	"golang.org/x/sys/unix"
+
+	"github.com/agentd/agentd/rpc"
+	"github.com/agentd/agentd/sessions"
+)
+
+// The daemon's side of agentd upgrade (docs/upgrade.md). The daemon
+// re-executes itself as the new binary: the same process, so every agent
+// stays its child with the same pid, and the socket, its lock, the keeper's
+// pipe and each PTY pass across the exec as open descriptors, named in a
+// handover file the new code reads. Why not a new process beside the old
+// one: the agents are the old process's children and their PTYs its
+// descriptors; passing them to a stranger would need SCM_RIGHTS for every
+// PTY and would leave the agents reparented to init, waited on by nobody.
+//
+// What makes it safe:
+//   - the new binary is checked before anything stops: owned by this user,
+//     writable by nobody else, it runs `version --json`, speaks a handover
+//     format this daemon writes, and is not older;
+//   - the sessions are frozen (sessions.Manager.Freeze) and the new binary
+//     reads the very handover it will get (`serve --handover-check`) and
+//     says it can adopt it, before the exec; any failure until then thaws
+//     the sessions and the daemon serves on;
+//   - a new binary that fails to take over after the exec executes the old
+//     one again with the same handover (--handover-error says why), so the
+//     sessions come back under the code they left.
+
+// handoverFormat is the format of the handover file (handoverFile). A
+// binary says in version --json which it reads.
+const handoverFormat = 1
+
+// handoverFile is what passes across the exec, beside the descriptors.
+type handoverFile struct {
+	Format      int    `json:"format"`
+	FromVersion string `json:"fromVersion"`
+	FromBinary  string `json:"fromBinary"`
+	ToVersion   string `json:"toVersion"`
+	At          string `json:"at"`
+	// Descriptors open across the exec.
+	Listener  int `json:"listener"`
+	Lock      int `json:"lock"`
+	Keeper    int `json:"keeper"` // -1: none
+	KeeperPid int `json:"keeperPid"`
+	// Args are the daemon's own flags, for the code that comes next.
+	Args   []string           `json:"args"`
+	Server rpc.ServerSnapshot `json:"server"`
+}
+
+// daemonFiles are the descriptors a daemon holds for its whole life.
+type daemonFiles struct {
+	ln     *net.UnixListener
+	lock   *os.File
+	keeper *keeperPipe
+	args   []string // the serve flags, without --resume-fd and --handover-error
+}
+
+// newBinary is a candidate for taking over, as checked.
+type newBinary struct {
+	path string
+	info versionInfo
+}
+
+// checkNewBinary says whether path may take over from this daemon.
+func checkNewBinary(path string, auto bool) (newBinary, error) {
+	if !filepath.IsAbs(path) {
+		return newBinary{}, fmt.Errorf("%q is not an absolute path", path)
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return newBinary{}, err
+	}
+	st, err := os.Stat(real)
+	if err != nil {
+		return newBinary{}, err
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	switch {
+	case !st.Mode().IsRegular() || st.Mode()&0o111 == 0:
+		return newBinary{}, fmt.Errorf("%s is not an executable file", real)
+	case !ok || int(sys.Uid) != os.Getuid():
+		return newBinary{}, fmt.Errorf("%s is not owned by uid %d: only a binary this user owns may take over the sessions", real, os.Getuid())
+	case st.Mode().Perm()&0o022 != 0:
+		return newBinary{}, fmt.Errorf("%s is writable by others (mode %v): only a binary nobody else can change may take over the sessions", real, st.Mode().Perm())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, real, "version", "--json")
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return newBinary{}, fmt.Errorf("the new agentd %s did not start (`version --json`: %v%s)", real, err, tail(stderr.String()))
+	}
+	var info versionInfo
+	if err := json.Unmarshal(bytes.TrimSpace(out), &info); err != nil || info.Version == "" {
+		return newBinary{}, fmt.Errorf("%s is not an agentd: `version --json` printed %q", real, tail(string(out)))
+	}
+	nb := newBinary{path: real, info: info}
+	switch {
+	case info.Handover < handoverFormat:
+		return nb, fmt.Errorf("agentd %s (%s) cannot take over sessions (it reads handover format %d, this daemon writes %d)", info.Version, real, info.Handover, handoverFormat)
+	case info.OS != currentVersion().OS || info.Arch != currentVersion().Arch:
+		return nb, fmt.Errorf("%s is built for %s/%s", real, info.OS, info.Arch)
+	}
+	order := compareVersions(info.Version, version)
+	switch {
+	case order < 0:
+		return nb, fmt.Errorf("agentd %s (%s) is older than this daemon's %s: a daemon never hands over to an older binary", info.Version, real, version)
+	case auto && order == 0:
+		return nb, fmt.Errorf("agentd %s is not newer than this daemon's %s", info.Version, version)
+	case auto && info.Protocol != rpc.ProtocolVersion:
+		return nb, fmt.Errorf("agentd %s speaks protocol %d and this daemon's clients %d: run agentd upgrade to switch by hand", info.Version, info.Protocol, rpc.ProtocolVersion)
+	}
+	return nb, nil
+}
+
+// compareVersions orders two agentd versions as semantic versions (a
+// leading v optional): -1, 0 or 1. Versions that are not semantic
+// versions, or builds that differ only in their +metadata (two untagged
+// builds), compare equal: neither is known to be newer.
+func compareVersions(a, b string) int {
+	va, vb := "v"+strings.TrimPrefix(a, "v"), "v"+strings.TrimPrefix(b, "v")
+	if !semver.IsValid(va) || !semver.IsValid(vb) {
+		return 0
+	}
+	return semver.Compare(va, vb)
+}
+
+// upgradeTo hands the daemon's sessions to the binary p names. It returns
+// only when the handover did not happen; every session then runs on.
+func upgradeTo(srv *rpc.Server, files *daemonFiles, log *slog.Logger, p rpc.UpgradeParams) error {
+	nb, err := checkNewBinary(p.Binary, p.Auto)
+	if err != nil {
+		return err
+	}
+	started := time.Now()
+	snap, ptys, thaw, err := srv.Freeze()
+	if err != nil {
+		return err
+	}
+	handedOver := false
+	defer func() {
+		if !handedOver {
+			thaw()
+		}
+	}()
+	self, _ := os.Executable()
+	ho := handoverFile{Format: handoverFormat, FromVersion: version, FromBinary: self, ToVersion: nb.info.Version,
+		At: time.Now().UTC().Format(time.RFC3339Nano), Listener: rawFD(files.ln), Lock: int(files.lock.Fd()),
+		Keeper: -1, Args: files.args, Server: snap}
+	if files.keeper != nil {
+		ho.Keeper, ho.KeeperPid = files.keeper.fd(), files.keeper.pid
+	}
+	f, err := writeHandover(filepath.Dir(files.ln.Addr().String()), &ho)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := precheck(nb.path, f); err != nil {
+		return err
+	}
+	keep := append([]int{ho.Listener, ho.Lock, int(f.Fd())}, ptys...)
+	if ho.Keeper >= 0 {
+		keep = append(keep, ho.Keeper)
+	}
+	argv := append([]string{nb.path, "serve"}, files.args...)
+	argv = append(argv, "--resume-fd", strconv.Itoa(int(f.Fd())))
+	log.Info("handing over", "to", nb.path, "version", nb.info.Version, "sessions", len(snap.Sessions.Sessions), "frozen_for", time.Since(started).String())
+	err = execKeeping(nb.path, argv, keep)
+	return fmt.Errorf("exec %s: %w", nb.path, err)
+}
+
+// execKeeping replaces this process with path, keeping fds open across
+// the exec. It returns only on failure, with fds closed on exec again.
+func execKeeping(path string, argv []string, fds []int) error {
+	for _, fd := range fds {
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0); err != nil {
+			return fmt.Errorf("descriptor %d: %w", fd, err)
+		}
+	}
+	err := syscall.Exec(path, argv, os.Environ())
+	for _, fd := range fds {
+		syscall.CloseOnExec(fd)
+	}
+	return err
+}
+
+// writeHandover writes ho to a file nobody else can open (made and
+// unlinked at once in the daemon's private folder), read from its start.
+func writeHandover(dir string, ho *handoverFile) (*os.File, error) {
+	f, err := os.CreateTemp(dir, "handover-*.json")
+	if err != nil {
+		return nil, err
+	}
+	_ = os.Remove(f.Name())
+	if err := json.NewEncoder(f).Encode(ho); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("write the handover: %w", err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// precheck runs the new binary on the handover it is about to get: it
+// must read it and say it can adopt every session, before anything is
+// given up.
+func precheck(path string, f *os.File) error {
+	defer f.Seek(0, io.SeekStart)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var out bytes.Buffer
+	cmd := exec.CommandContext(ctx, path, "serve", "--handover-check")
+	cmd.Stdin = f
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	if err != nil || strings.TrimSpace(out.String()) != "ok" {
+		return fmt.Errorf("the new agentd %s cannot take over (`serve --handover-check`: %v%s)", path, err, tail(out.String()))
+	}
+	return nil
+}
+
+// cmdHandoverCheck is `agentd serve --handover-check`: read a handover on
+// stdin and say "ok" when this binary can adopt it.
+func cmdHandoverCheck(stdin io.Reader, stdout, stderr io.Writer) int {
+	var ho handoverFile
+	if err := json.NewDecoder(stdin).Decode(&ho); err != nil {
+		fmt.Fprintf(stderr, "the handover does not read: %v\n", err)
+		return 1
+	}
+	if err := checkHandover(&ho); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	fmt.Fprintln(stdout, "ok")
+	return exitOK
+}
+
+func checkHandover(ho *handoverFile) error {
+	if ho.Format < 1 || ho.Format > handoverFormat {
+		return fmt.Errorf("handover format %d: this agentd reads 1 to %d", ho.Format, handoverFormat)
+	}
+	if ho.Server.Sessions == nil {
+		return errors.New("the handover carries no sessions")
+	}
+	rules, _ := loadRules()
+	return sessions.CheckSnapshot(rules, ho.Server.Sessions)
+}
+
+// readHandover reads the handover file the daemon before passed on fd.
+func readHandover(fd int) (*handoverFile, *os.File, error) {
+	f := os.NewFile(uintptr(fd), "handover")
+	if f == nil {
+		return nil, nil, fmt.Errorf("--resume-fd %d is not open", fd)
+	}
+	syscall.CloseOnExec(fd)
+	var ho handoverFile
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, f, err
+	}
+	if err := json.NewDecoder(f).Decode(&ho); err != nil {
+		return nil, f, fmt.Errorf("the handover does not read: %w", err)
+	}
+	return &ho, f, checkHandover(&ho)
+}
+
+// handBack is what a new binary does when it cannot take over after the
+// exec: it executes the binary it came from with the same handover, and
+// that one's daemon says why in lastUpgrade. Only when that fails too do
+// the sessions end (the keeper ends them as this process exits).
+func handBack(ho *handoverFile, f *os.File, why error, log *slog.Logger) error {
+	log.Error("cannot take over; handing the sessions back", "to", ho.FromBinary, "err", why)
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	keep := []int{ho.Listener, ho.Lock, int(f.Fd())}
+	if ho.Keeper >= 0 {
+		keep = append(keep, ho.Keeper)
+	}
+	for _, ss := range ho.Server.Sessions.Sessions {
+		if ss.FD >= 0 {
+			keep = append(keep, ss.FD)
+		}
+	}
+	argv := append([]string{ho.FromBinary, "serve"}, ho.Args...)
+	argv = append(argv, "--resume-fd", strconv.Itoa(int(f.Fd())), "--handover-error", why.Error())
+	return execKeeping(ho.FromBinary, argv, keep)
+}
+
+// rawFD is the descriptor under a listener, without Fd's switch to
+// blocking mode.
+func rawFD(c syscall.Conn) int {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return -1
+	}
+	fd := -1
+	_ = rc.Control(func(u uintptr) { fd = int(u) })
+	return fd
+}
+
+// tail is the end of a command's output, for an error message.
+func tail(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return ""
+	}
+	if len(s) > 400 {
+		s = "…" + s[len(s)-400:]
+	}
+	return ": " + s
+}

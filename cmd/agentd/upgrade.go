@@ -1,0 +1,157 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/agentd/agentd/rpc"
+)
+
+// The client's side of a handover (handover.go has the daemon's): agentd
+// upgrade asks for one; the CLI and the forwarder ask on their own when
+// they find the daemon older than themselves.
+
+// envAutoUpgrade=0 keeps the CLI and the forwarder from upgrading an older
+// daemon on their own.
+const envAutoUpgrade = "AGENTD_AUTO_UPGRADE"
+
+func cmdUpgrade(args []string, stdout, stderr io.Writer) int {
+	fs, socket := newFlags("upgrade", stderr)
+	binary := fs.String("binary", "", "the agentd to hand the sessions to (default: this one)")
+	if _, err := parseArgs(fs, args); err != nil {
+		return exitUsage
+	}
+	path, err := socketPath(*socket)
+	if err != nil {
+		return fail(stderr, "upgrade", err)
+	}
+	target, err := upgradeBinary(*binary)
+	if err != nil {
+		return fail(stderr, "upgrade", err)
+	}
+	out, err := requestUpgrade(path, target, false)
+	if err != nil {
+		return fail(stderr, "upgrade", err)
+	}
+	fmt.Fprintln(stdout, out)
+	return exitOK
+}
+
+// upgradeBinary is the binary to hand over to: the flag, else this one.
+func upgradeBinary(flagValue string) (string, error) {
+	p := flagValue
+	if p == "" {
+		self, err := os.Executable()
+		if err != nil {
+			return "", err
+		}
+		p = self
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(abs)
+}
+
+// upgradeOutcome is a handover that happened.
+type upgradeOutcome struct {
+	before, after rpc.Daemon
+	sessions      int
+	took          time.Duration
+}
+
+func (o upgradeOutcome) String() string {
+	return fmt.Sprintf("agentd daemon (pid %d) upgraded from %s to %s in %d ms; its %d session(s) run on",
+		o.after.Pid, o.before.Version, o.after.Version, o.took.Milliseconds(), o.sessions)
+}
+
+// requestUpgrade asks the daemon at socket to hand over to binary, and
+// waits until it answers again as the new code.
+func requestUpgrade(socket, binary string, auto bool) (upgradeOutcome, error) {
+	start := time.Now()
+	c, err := helloDaemon(socket)
+	if err != nil {
+		return upgradeOutcome{}, err
+	}
+	before := c.Hello.Daemon
+	var list rpc.ListResult
+	_ = c.Call(context.Background(), "session/list", nil, &list)
+	err = c.Call(context.Background(), rpc.MethodUpgrade, rpc.UpgradeParams{Binary: binary, Auto: auto}, nil)
+	c.Close()
+	var rpcErr *jsonrpc2.Error
+	switch {
+	case errors.As(err, &rpcErr):
+		return upgradeOutcome{}, errors.New(rpcErr.Message)
+	case err == nil:
+		return upgradeOutcome{}, errors.New("the daemon answered the upgrade without handing over")
+	}
+	// The connection closed: the daemon's process is becoming the new code.
+	// The socket stays open across it, so the next hello waits for it.
+	var after rpc.Daemon
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		c, err := helloDaemon(socket)
+		if err == nil {
+			after = c.Hello.Daemon
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			return upgradeOutcome{}, fmt.Errorf("the daemon did not answer after the handover: %w", err)
+		}
+		time.Sleep(20 * time.Millisecond) // a connection the old code took as it went
+	}
+	out := upgradeOutcome{before: before, after: after, sessions: len(list.Sessions), took: time.Since(start)}
+	switch {
+	case after.Pid != before.Pid:
+		return out, fmt.Errorf("a different daemon (pid %d, %s) answers now; the one upgraded was pid %d", after.Pid, after.Version, before.Pid)
+	case after.LastUpgrade != nil && after.LastUpgrade.Error != "":
+		return out, fmt.Errorf("the new code could not take over, and handed the sessions back to %s (pid %d): %s", after.Version, after.Pid, after.LastUpgrade.Error)
+	}
+	return out, nil
+}
+
+// helloDaemon connects and says hello, starting no daemon.
+func helloDaemon(socket string) (*rpc.Client, error) {
+	nc, err := dialDaemon(socket)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cwd, _ := os.Getwd()
+	return rpc.NewClient(ctx, nc, rpc.HelloParams{Version: version, ProtocolVersion: rpc.ProtocolVersion, Pid: os.Getpid(), Cwd: cwd}, nil)
+}
+
+// wantsUpgrade says whether a client of this build should ask the daemon
+// d to hand over to it: d is older by version, speaks the same protocol,
+// and nobody turned it off.
+func wantsUpgrade(d rpc.Daemon) bool {
+	return os.Getenv(envAutoUpgrade) != "0" && !d.Private && d.ProtocolVersion == rpc.ProtocolVersion &&
+		compareVersions(version, d.Version) > 0
+}
+
+// autoUpgrade upgrades the daemon at socket to this binary, telling
+// stderr what happened. A refusal is not an error: the older daemon
+// serves on.
+func autoUpgrade(socket string, d rpc.Daemon, stderr io.Writer) {
+	self, err := upgradeBinary("")
+	if err == nil {
+		var out upgradeOutcome
+		if out, err = requestUpgrade(socket, self, true); err == nil {
+			fmt.Fprintf(stderr, "agentd: %s\n", out)
+			return
+		}
+	}
+	fmt.Fprintf(stderr, "agentd: warning: the daemon (pid %d) runs %s, older than this %s, and was not upgraded: %v\n", d.Pid, d.Version, version, err)
+}

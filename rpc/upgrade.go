@@ -1,0 +1,92 @@
+package rpc
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/agentd/agentd/sessions"
+)
+
+// MethodUpgrade asks the daemon to hand its sessions to another agentd
+// binary (agentd upgrade; docs/upgrade.md). A daemon that hands over does
+// not answer: its process becomes the new binary, every connection closes,
+// and the client sees the new daemon when it connects again. Any answer is
+// a refusal, and says why; the sessions then run on under this daemon.
+const MethodUpgrade = "agentd/upgrade"
+
+// CodeUpgradeRefused: the handover did not start, or failed before the
+// new code took over; every session still runs here.
+const CodeUpgradeRefused = -32044
+
+// UpgradeParams name the binary to hand over to.
+type UpgradeParams struct {
+	// Binary is the new agentd's absolute path.
+	Binary string `json:"binary"`
+	// Auto: a client that found this daemon older asks on its own (not a
+	// person's agentd upgrade); a version that cannot be ordered is then
+	// refused rather than trusted.
+	Auto bool `json:"auto,omitempty"`
+}
+
+// UpgradeRecord is the last handover this daemon took part in.
+type UpgradeRecord struct {
+	From  string `json:"from"`
+	To    string `json:"to"`
+	At    string `json:"at"`
+	Error string `json:"error,omitempty"` // set when it failed and this code came back
+}
+
+// ServerSnapshot is the server's part of a handover: the sessions, and
+// what makes this the same daemon to its clients (its instance).
+type ServerSnapshot struct {
+	Started  time.Time          `json:"started"`
+	Sessions *sessions.Snapshot `json:"sessions"`
+}
+
+// Freeze stops every session for a handover (sessions.Manager.Freeze).
+func (s *Server) Freeze() (ServerSnapshot, []int, func(), error) {
+	snap, fds, thaw, err := s.mgr.Freeze()
+	if err != nil {
+		return ServerSnapshot{}, nil, nil, err
+	}
+	return ServerSnapshot{Started: s.started, Sessions: snap}, fds, thaw, nil
+}
+
+// CheckSnapshot says whether this binary can adopt snap, changing nothing.
+func (s *Server) CheckSnapshot(snap ServerSnapshot) error {
+	if snap.Sessions == nil {
+		return fmt.Errorf("the handover carries no sessions")
+	}
+	return sessions.CheckSnapshot(s.mgr.Rules(), snap.Sessions)
+}
+
+// Adopt takes over the sessions of a handover and becomes the same
+// daemon instance to clients that reconnect.
+func (s *Server) Adopt(snap ServerSnapshot, rec UpgradeRecord) error {
+	if !snap.Started.IsZero() {
+		s.started = snap.Started
+	}
+	s.mu.Lock()
+	s.lastUpgrade = &rec
+	s.mu.Unlock()
+	return s.mgr.Adopt(snap.Sessions)
+}
+
+// upgrade hands over to the binary named, through Config.Upgrade. It
+// returns only when the handover did not happen.
+func (s *Server) upgrade(_ context.Context, c *clientConn, req *jsonrpc2.Request) (any, error) {
+	var p UpgradeParams
+	if err := decode(req, &p); err != nil {
+		return nil, err
+	}
+	if s.cfg.Upgrade == nil || s.cfg.Private {
+		return nil, &jsonrpc2.Error{Code: CodeNotSupported, Message: MethodUpgrade + ": only the per-user daemon hands over its sessions"}
+	}
+	s.log.Info("upgrade requested", "client", c.id, "binary", p.Binary, "auto", p.Auto)
+	err := s.cfg.Upgrade(p)
+	s.log.Warn("upgrade refused; the sessions run on here", "binary", p.Binary, "err", err)
+	return nil, &jsonrpc2.Error{Code: CodeUpgradeRefused, Message: fmt.Sprintf("%s: %v; every session runs on under this daemon (version %s)", MethodUpgrade, err, s.cfg.Version)}
+}
