@@ -74,8 +74,8 @@ func (f *serverFlags) daemonArgs() []string {
 type host struct {
 	log    *slog.Logger
 	srv    *rpc.Server
-	keeper *keeperPipe   // nil: none could start
-	files  *daemonFiles  // the daemon's socket, lock and keeper, once it listens
+	keeper *keeperPipe  // nil: none could start
+	files  *daemonFiles // the daemon's socket, lock and keeper, once it listens
 	close  func()
 }
 

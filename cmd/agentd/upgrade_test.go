@@ -44,7 +44,9 @@ type buildError struct {
 	out     []byte
 }
 
-func (e *buildError) Error() string { return "go build " + e.version + ": " + e.err.Error() + "\n" + string(e.out) }
+func (e *buildError) Error() string {
+	return "go build " + e.version + ": " + e.err.Error() + "\n" + string(e.out)
+}
 
 // An upgrade, as a person meets it: a daemon of build A runs the real
 // Claude Code blocked on a permission prompt and the demo agent mid-turn,
@@ -154,4 +156,3 @@ func TestUpgradeHandsOverTheSessions(t *testing.T) {
 		t.Errorf("agentd attach ended across the upgrade:\n%s", screen)
 	}
 }
-
