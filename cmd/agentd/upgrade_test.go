@@ -156,3 +156,173 @@ func TestUpgradeHandsOverTheSessions(t *testing.T) {
 		t.Errorf("agentd attach ended across the upgrade:\n%s", screen)
 	}
 }
+
+// upgradeDaemon runs `bin upgrade [--binary target]` against d's daemon.
+func upgradeDaemon(t *testing.T, d *daemonEnv, bin string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"upgrade"}, args...)...)
+	cmd.Env = d.env
+	out, _ := cmd.CombinedOutput()
+	return string(out), cmd.ProcessState.ExitCode()
+}
+
+// A handover that cannot happen changes nothing: a new binary that exits
+// as it starts, an older binary, one others may write to, and a daemon
+// running an ACP agent are each refused with the reason, and the same
+// daemon serves on: the requesting client's own connection stays open,
+// the prompt keeps its promptId, and answering it still works.
+func TestUpgradeRefusedLeavesTheDaemonServing(t *testing.T) {
+	geminiBin := requireAgent(t, "gemini")
+	binA, binB, binOld := versionedBinary(t, "0.3.0"), versionedBinary(t, "0.4.0"), versionedBinary(t, "0.2.0")
+	d := newDaemonEnv(t)
+	a := startClientWith(t, binA, "", []string{"--stdio", "--log", d.log}, d.env)
+	daemon := a.init.Daemon.Pid
+	var demo spawned
+	a.mustCall("session/spawn", map[string]any{"argv": []string{binA, "demo-agent"}, "cwd": t.TempDir(), "name": "demo", "cols": 80, "rows": 24}, &demo)
+	from := 0
+	a.waitState(demo.SessionID, "idle", &from, 20*time.Second)
+	a.mustCall("runtime_send", map[string]any{"sessionId": demo.SessionID, "text": "Add a NOTES.md file", "submit": true}, nil)
+	blocked := a.waitPrompt(demo.SessionID, &from, 30*time.Second)
+
+	dir := t.TempDir()
+	broken := filepath.Join(dir, "agentd-broken")
+	must(t, os.WriteFile(broken, []byte("#!/bin/sh\necho 'this build is broken' >&2\nexit 3\n"), 0o755))
+	writable := filepath.Join(dir, "agentd-writable")
+	b, err := os.ReadFile(binB)
+	must(t, err)
+	must(t, os.WriteFile(writable, b, 0o755))
+	must(t, os.Chmod(writable, 0o777))
+
+	lg, err := lab.NewDirs(t.TempDir())
+	must(t, err)
+	gl, _, err := lab.Gemini(geminiBin, lg, acpScript(func(f string) *fakemodel.ToolCall { return lab.GeminiShell("touch "+f, "Create "+f) }), lab.GeminiOptions{Args: []string{"--acp"}})
+	must(t, err)
+	defer gl.Cleanup()
+	var acpSession spawned
+	a.mustCall("session/spawn", map[string]any{"argv": gl.Argv, "cwd": lg.Work, "env": envMap(gl.Env), "protocol": "acp"}, &acpSession)
+	afrom := 0
+	a.waitState(acpSession.SessionID, "idle", &afrom, 60*time.Second)
+
+	for _, c := range []struct {
+		name, bin string
+		args      []string
+		want      []string
+	}{
+		{"an ACP session runs", binB, nil, []string{"ACP sessions cannot move", acpSession.SessionID}},
+		{"a binary that exits as it starts", binA, []string{"--binary", broken}, []string{"did not start", "exit status 3", "this build is broken"}},
+		{"an older binary", binA, []string{"--binary", binOld}, []string{"0.2.0", "older than this daemon's 0.3.0", "never hands over to an older binary"}},
+		{"a binary others may write", binA, []string{"--binary", writable}, []string{"writable by others"}},
+	} {
+		out, code := upgradeDaemon(t, d, c.bin, c.args...)
+		if code == 0 {
+			t.Errorf("%s: agentd upgrade exited 0:\n%s", c.name, out)
+		}
+		for _, w := range append(c.want, "every session runs on under this daemon (version 0.3.0)") {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: agentd upgrade says %q, which lacks %q", c.name, strings.TrimSpace(out), w)
+			}
+		}
+		if c.name == "an ACP session runs" {
+			a.mustCall("session/kill", map[string]any{"sessionId": acpSession.SessionID}, nil)
+			a.waitState(acpSession.SessionID, "exited", &afrom, 30*time.Second)
+		}
+		// The same daemon, on the same connection, with the same prompt.
+		var listed bool
+		for _, ls := range a.list().Sessions {
+			if ls.SessionID == demo.SessionID {
+				listed = ls.State == "blocked" && ls.Prompt != nil && ls.Prompt.PromptID == blocked.Prompt.PromptID && ls.Pid == demo.Pid
+			}
+		}
+		if !listed {
+			t.Fatalf("%s: after the refusal the demo is not listed blocked on %s with pid %d", c.name, blocked.Prompt.PromptID, demo.Pid)
+		}
+	}
+	c := startClientWith(t, binA, "", []string{"--stdio", "--log", d.log}, d.env)
+	if got := c.init.Daemon; got.Pid != daemon || got.Version != "0.3.0" {
+		t.Errorf("after the refusals the daemon is pid %d version %s, want %d 0.3.0", got.Pid, got.Version, daemon)
+	}
+	a.mustCall("runtime_answer", map[string]any{"sessionId": demo.SessionID, "promptId": blocked.Prompt.PromptID, "optionId": "1"}, nil)
+	a.waitState(demo.SessionID, "done", &from, 30*time.Second)
+}
+
+// New code that cannot take over after the exec hands the sessions back:
+// the daemon executes the binary it came from with the same handover, the
+// sessions are served as before by the same process, and the person who
+// asked is told why.
+func TestUpgradeHandsBackWhenTheNewCodeFails(t *testing.T) {
+	binA, binB := versionedBinary(t, "0.3.0"), versionedBinary(t, "0.4.0")
+	d := newDaemonEnv(t)
+	d.env = append(d.env, envHandoverFault+"=1") // the daemon's, so the new code's, environment
+	a := startClientWith(t, binA, "", []string{"--stdio", "--log", d.log}, d.env)
+	daemon := a.init.Daemon.Pid
+	var demo spawned
+	a.mustCall("session/spawn", map[string]any{"argv": []string{binA, "demo-agent"}, "cwd": t.TempDir(), "name": "demo", "cols": 80, "rows": 24}, &demo)
+	from := 0
+	a.waitState(demo.SessionID, "idle", &from, 20*time.Second)
+	a.mustCall("runtime_send", map[string]any{"sessionId": demo.SessionID, "text": "Add a NOTES.md file", "submit": true}, nil)
+	blocked := a.waitPrompt(demo.SessionID, &from, 30*time.Second)
+
+	out, code := upgradeDaemon(t, d, binB)
+	if code == 0 || !strings.Contains(out, "could not take over, and handed the sessions back to 0.3.0") || !strings.Contains(out, envHandoverFault) {
+		t.Errorf("agentd upgrade exited %d saying:\n%s", code, out)
+	}
+	c := startClientWith(t, binA, "", []string{"--stdio", "--log", d.log}, d.env)
+	if got := c.init.Daemon; got.Pid != daemon || got.Version != "0.3.0" || got.Instance != a.init.Daemon.Instance {
+		t.Fatalf("after the hand-back the daemon is pid %d version %s instance %s; want pid %d, 0.3.0, %s", got.Pid, got.Version, got.Instance, daemon, a.init.Daemon.Instance)
+	}
+	var listed bool
+	for _, ls := range c.list().Sessions {
+		if ls.SessionID == demo.SessionID {
+			listed = ls.State == "blocked" && ls.Prompt != nil && ls.Prompt.PromptID == blocked.Prompt.PromptID && ls.Pid == demo.Pid && alive(demo.Pid)
+		}
+	}
+	if !listed {
+		t.Fatalf("after the hand-back the demo is not listed blocked on %s with pid %d", blocked.Prompt.PromptID, demo.Pid)
+	}
+	cfrom := 0
+	c.mustCall("runtime_answer", map[string]any{"sessionId": demo.SessionID, "promptId": blocked.Prompt.PromptID, "optionId": "1"}, nil)
+	c.waitState(demo.SessionID, "done", &cfrom, 30*time.Second)
+}
+
+// How long a handover takes with 50 sessions writing output, from the
+// request until the daemon answers as the new code (handover_ms), and
+// until five editors' forwarders started then have each listed all 50
+// sessions (clients_ms). Editors add their own reconnect back-off (VS
+// Code's first retry is after 1 s). Run with -benchtime 1x:
+//
+//	go test ./cmd/agentd -run XXX -bench Upgrade -benchtime 1x
+func BenchmarkUpgrade50Sessions(b *testing.B) {
+	const sessions, editors = 50, 5
+	bin := versionedBinary(b, "0.4.0")
+	d := newDaemonEnv(b)
+	a := startClientWith(b, bin, "", []string{"--stdio", "--log", d.log}, d.env)
+	for i := 0; i < sessions; i++ {
+		a.mustCall("session/spawn", map[string]any{"argv": []string{"sh", "-c", "while :; do echo line $$ $(date +%N); sleep 0.1; done"}, "cwd": b.TempDir(), "cols": 100, "rows": 30}, nil)
+	}
+	var handover, clients time.Duration
+	for b.Loop() {
+		start := time.Now()
+		cmd := exec.Command(bin, "upgrade")
+		cmd.Env = d.env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("agentd upgrade: %v\n%s", err, out)
+		}
+		handover += time.Since(start)
+		var wg sync.WaitGroup
+		for i := 0; i < editors; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c := startClientWith(b, bin, "", []string{"--stdio", "--log", d.log}, d.env)
+				if n := len(c.list().Sessions); n != sessions {
+					b.Errorf("an editor after the handover lists %d sessions, want %d", n, sessions)
+				}
+				c.close()
+			}()
+		}
+		wg.Wait()
+		clients += time.Since(start)
+	}
+	b.ReportMetric(float64(handover.Milliseconds())/float64(b.N), "handover_ms")
+	b.ReportMetric(float64(clients.Milliseconds())/float64(b.N), "clients_ms")
+}

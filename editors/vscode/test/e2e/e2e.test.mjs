@@ -260,6 +260,28 @@ test('killing the forwarder ends nothing: the window connects again and the sess
   assert.ok(!(await wb.treeRows()).some((r) => r.includes('Demo agent 2') && r.includes('exited')), 'the session was not taken for ended');
 });
 
+test('agentd upgrade hands the session to new code in the same daemon process; the window connects again without a reload', async () => {
+  await wb.clearNotifications();
+  const daemons = pidsOf(`${AGENTD} serve --socket ${wbx.socket}`);
+  const fwd = pidsOf(`${AGENTD} --stdio --verbose --cooldown 1s`);
+  assert.equal(daemons.length, 1, `one daemon: ${daemons}`);
+  // The same build: the Go end-to-end test upgrades between two versions;
+  // here it is the window's side that is tried.
+  const out = execFileSync(AGENTD, ['upgrade'], { env: { ...process.env, AGENTD_SOCKET: wbx.socket }, encoding: 'utf8' });
+  assert.match(out, /upgraded from .* in \d+ ms; its \d+ session\(s\) run on/);
+  await waitFor('a new forwarder', async () => {
+    const now = pidsOf(`${AGENTD} --stdio --verbose --cooldown 1s`);
+    return now.length === 1 && now[0] !== fwd[0];
+  }, 20_000);
+  assert.deepEqual(pidsOf(`${AGENTD} serve --socket ${wbx.socket}`), daemons, 'the same daemon process');
+  await badgeSays(/1 (done|idle)/, 20_000);
+  await rowWith('Demo agent 2', 'done');
+  assert.ok(!(await wb.treeRows()).some((r) => r.includes('Demo agent 2') && r.includes('exited')), 'the session was not taken for ended');
+  const toasts = await page.locator('.notification-toast').allTextContents();
+  assert.ok(!toasts.some((t) => /daemon stopped/.test(t)), `no "daemon stopped" notice: ${toasts}`);
+  await wb.shot('14b-after-upgrade');
+});
+
 test("killing the daemon: its keeper ends the agent, and the window says which session ended", async () => {
   await wb.clearNotifications();
   const daemons = pidsOf(`${AGENTD} serve --socket ${wbx.socket}`);
