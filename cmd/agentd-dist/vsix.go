@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"time"
 )
@@ -57,6 +58,9 @@ func writeVsixes(ext, out, work, version string, targets []string, bins map[stri
 		if err := stageExtension(ext, stage); err != nil {
 			return nil, err
 		}
+		if err := stampExtensionVersion(filepath.Join(stage, "package.json"), version); err != nil {
+			return nil, err
+		}
 		args := []string{"package", "--no-dependencies", "--skip-license"}
 		if t != "" {
 			if err := copyFile(bins[t], filepath.Join(stage, "bin", "agentd"), 0o755); err != nil {
@@ -81,6 +85,32 @@ func writeVsixes(ext, out, work, version string, targets []string, bins map[stri
 		fmt.Println("agentd-dist:", filepath.Join(out, name))
 	}
 	return names, nil
+}
+
+// extensionVersion is the x.y.z of an agentd version: what VS Code takes
+// as an extension's version (it orders no pre-release or build part).
+var extensionVersion = regexp.MustCompile(`^v?(\d+\.\d+\.\d+)`)
+
+// packageVersion is the first "version" of a package.json: the package's.
+var packageVersion = regexp.MustCompile(`"version"\s*:\s*"[^"]*"`)
+
+// stampExtensionVersion gives the staged extension the release's version,
+// so a window's Extensions view tells two releases apart.
+func stampExtensionVersion(pkg, version string) error {
+	m := extensionVersion.FindStringSubmatch(version)
+	if m == nil {
+		return fmt.Errorf("version %q does not start with x.y.z, which a VS Code extension needs", version)
+	}
+	b, err := os.ReadFile(pkg)
+	if err != nil {
+		return err
+	}
+	loc := packageVersion.FindIndex(b)
+	if loc == nil {
+		return fmt.Errorf("%s has no version", pkg)
+	}
+	b = append(append(append([]byte{}, b[:loc[0]]...), `"version": "`+m[1]+`"`...), b[loc[1]:]...)
+	return os.WriteFile(pkg, b, 0o644)
 }
 
 func npm(dir string, args ...string) error {

@@ -257,6 +257,7 @@ describe(":Agentd install", function()
       "WARNING versions differ: the daemon %(pid " .. daemon .. "%) runs agentd " .. vim.pesc(old) .. ", " .. vim.pesc(bin) .. " is agentd " .. vim.pesc(DIST_VERSION),
       text
     )
+    assert.matches("If agentd " .. vim.pesc(DIST_VERSION) .. " is the newer, `" .. vim.pesc(bin) .. " upgrade` hands the running agents to it without ending them", text)
     assert.matches("once they have ended, `agentd stop` %(or :Agentd stop%); the next :Agentd command starts the daemon from " .. vim.pesc(bin), text)
     assert.matches("`agentd stop %-%-force` %(:Agentd stop!%) does it now, and ends every running agent", text)
     assert.is_nil(text:find("ERROR"))

@@ -212,7 +212,11 @@ local function check_daemon(h, c, base, binv)
     advice = { "Quit and restart Neovim (or :Agentd stop, then any :Agentd command) to run " .. base[1] }
   else
     advice = {
-      ("The running agents stay with the daemon (pid %s), which keeps serving them. To run agentd %s: once they have ended, `agentd stop` (or :Agentd stop); the next :Agentd command starts the daemon from %s"):format(
+      ("If agentd %s is the newer, `%s upgrade` hands the running agents to it without ending them (the next :Agentd command that starts agentd does it on its own; a daemon never hands over to an older build)"):format(
+        binv.version,
+        base[1]
+      ),
+      ("Otherwise the daemon (pid %s) keeps serving its agents; to run agentd %s: once they have ended, `agentd stop` (or :Agentd stop); the next :Agentd command starts the daemon from %s"):format(
         tostring(d.pid or "?"),
         binv.version,
         base[1]
