@@ -97,7 +97,7 @@ cross:
 # and the polled wait for a daemon's end (docs/platforms.md). sessions and
 # rpc in full; of cmd/agentd the daemon, forwarder, keeper, CLI, demo
 # agent, fault and Claude Code tests.
-PORTABLE_RUN ?= Daemon|Stdio|Forwarder|KilledAgentd|Fault|BadInput|Scripts|Attach|RunInTmux|ShellSession|ReportSocket|StopThenStart|SplitKeys|ClaudeEndToEnd|ClaudeOutlives|ClaudeHooks
+PORTABLE_RUN ?= Upgrade|Daemon|Stdio|Forwarder|KilledAgentd|Fault|BadInput|Scripts|Attach|RunInTmux|ShellSession|ReportSocket|StopThenStart|SplitKeys|ClaudeEndToEnd|ClaudeOutlives|ClaudeHooks
 portable:
 	AGENTD_PORTABLE=1 $(GO) test -count=1 ./sessions/... ./rpc/
 	AGENTD_PORTABLE=1 AGENTD_AGENTS_CACHE=$(AGENTS_CACHE) AGENTD_REQUIRE_AGENTS=1 $(GO) test -count=1 -run '$(PORTABLE_RUN)' ./cmd/agentd/
