@@ -18,6 +18,8 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/agentd/agentd/sessions/program"
 )
 
 // ProtocolVersion is the ACP version this client speaks.
@@ -141,7 +143,7 @@ func Start(ctx context.Context, o Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	path, err := lookPath(o.Argv[0], c.o.Env, c.cwd)
+	path, err := program.LookPath(o.Argv[0], c.cwd, c.o.Env)
 	if err != nil {
 		c.closeFS()
 		return nil, fmt.Errorf("acp: %w", err)
@@ -255,7 +257,7 @@ func (p osProcess) wait() Exit {
 	e := Exit{Code: st.ExitCode(), Err: werr}
 	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		e.Code = -1
-		e.Signal = signalName(ws.Signal())
+		e.Signal = program.SignalName(ws.Signal())
 	}
 	return e
 }
@@ -1097,28 +1099,6 @@ func (c *Client) closeFS() {
 	}
 }
 
-func signalName(s syscall.Signal) string {
-	switch s {
-	case syscall.SIGHUP:
-		return "SIGHUP"
-	case syscall.SIGINT:
-		return "SIGINT"
-	case syscall.SIGQUIT:
-		return "SIGQUIT"
-	case syscall.SIGKILL:
-		return "SIGKILL"
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	case syscall.SIGSEGV:
-		return "SIGSEGV"
-	case syscall.SIGABRT:
-		return "SIGABRT"
-	case syscall.SIGPIPE:
-		return "SIGPIPE"
-	}
-	return "signal " + strconv.Itoa(int(s))
-}
-
 // readStderr logs the agent's stderr line by line and keeps its tail for
 // error messages.
 func (c *Client) readStderr(f io.ReadCloser) {
@@ -1180,54 +1160,7 @@ func (s slogPrintf) Printf(format string, v ...any) {
 	s.l.Warn(strings.TrimSpace(fmt.Sprintf(format, v...)))
 }
 
-// lookPath finds name on the PATH of env (relative to dir when it has a
-// slash), like a shell would for the child.
-func lookPath(name string, env []string, dir string) (string, error) {
-	if strings.Contains(name, "/") {
-		p := name
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(dir, p)
-		}
-		if err := executable(p); err != nil {
-			return "", fmt.Errorf("%s: %w", name, err)
-		}
-		return p, nil
-	}
-	path, ok := envLookup(env, "PATH")
-	if !ok {
-		path = os.Getenv("PATH")
-	}
-	for _, d := range filepath.SplitList(path) {
-		if d == "" || !filepath.IsAbs(d) {
-			continue
-		}
-		p := filepath.Join(d, name)
-		if executable(p) == nil {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("%s: not found on PATH", name)
-}
-
-func executable(p string) error {
-	st, err := os.Stat(p)
-	if err != nil {
-		return err
-	}
-	if st.IsDir() || st.Mode()&0o111 == 0 {
-		return errors.New("not an executable file")
-	}
-	return nil
-}
-
-func envLookup(env []string, key string) (string, bool) {
-	for i := len(env) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
-			return v, true
-		}
-	}
-	return "", false
-}
+func envLookup(env []string, key string) (string, bool) { return program.Getenv(env, key) }
 
 func envValue(env []string, key string) string {
 	v, _ := envLookup(env, key)

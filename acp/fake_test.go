@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/sessions/program"
 )
 
 // fakeAgent is an ACP agent played by the test itself, in a goroutine,
@@ -76,7 +78,7 @@ func (f *fakeAgent) pid() int { return 4242 }
 func (f *fakeAgent) wait() Exit { return <-f.exit }
 
 func (f *fakeAgent) signal(sig syscall.Signal) {
-	f.die(Exit{Code: -1, Signal: signalName(sig), Err: fmt.Errorf("signal: %s", signalName(sig))})
+	f.die(Exit{Code: -1, Signal: program.SignalName(sig), Err: fmt.Errorf("signal: %s", program.SignalName(sig))})
 }
 
 // die ends the fake "process": its pipes close and wait returns e.

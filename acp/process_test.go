@@ -172,7 +172,7 @@ func TestStartFailures(t *testing.T) {
 	}
 	t.Run("not found", func(t *testing.T) {
 		_, err := Start(context.Background(), base("no-such-agent-xyz"))
-		if err == nil || !strings.Contains(err.Error(), "no-such-agent-xyz: not found on PATH") {
+		if err == nil || !strings.Contains(err.Error(), `program "no-such-agent-xyz" not found on PATH`) {
 			t.Errorf("err = %v", err)
 		}
 	})

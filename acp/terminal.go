@@ -16,6 +16,8 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/agentd/agentd/sessions/program"
 )
 
 // TerminalHost runs the commands an agent asks for with terminal/*. The
@@ -268,7 +270,7 @@ func (h *ExecTerminals) Create(_ context.Context, req TerminalRequest) (string, 
 		_ = cmd.Wait()
 		st := cmd.ProcessState
 		if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			t.exit.Signal = signalName(ws.Signal())
+			t.exit.Signal = program.SignalName(ws.Signal())
 		} else {
 			code := st.ExitCode()
 			t.exit.ExitCode = &code

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/detect"
+	"github.com/agentd/agentd/sessions/program"
 )
 
 // Events receives what sessions report. Implementations must not block:
@@ -167,7 +167,7 @@ func (m *Manager) Spawn(spec SpawnSpec) (*Session, error) {
 		return nil, fmt.Errorf("cwd %q is not a directory", spec.Cwd)
 	}
 	env := buildEnv(spec.BaseEnv, spec.Env)
-	path, err := lookPath(spec.Argv[0], spec.Cwd, env)
+	path, err := program.LookPath(spec.Argv[0], spec.Cwd, env)
 	if err != nil {
 		return nil, err
 	}
@@ -253,41 +253,6 @@ func (m *Manager) pickManifest(spec SpawnSpec) (*detect.Manifest, error) {
 	}
 	mf, _ := rules.Lookup(detect.Generic)
 	return mf, nil
-}
-
-// lookPath resolves argv[0] the way the child will see it: relative to cwd,
-// or on the PATH of the environment the child gets.
-func lookPath(prog, cwd string, env []string) (string, error) {
-	if strings.Contains(prog, "/") {
-		p := prog
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(cwd, p)
-		}
-		st, err := os.Stat(p)
-		if err != nil {
-			return "", fmt.Errorf("program %q not found", prog)
-		}
-		if st.IsDir() || st.Mode()&0o111 == 0 {
-			return "", fmt.Errorf("program %q is not executable", prog)
-		}
-		return p, nil
-	}
-	path := ""
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-			path = v
-		}
-	}
-	for _, dir := range filepath.SplitList(path) {
-		if dir == "" {
-			dir = "."
-		}
-		p := filepath.Join(dir, prog)
-		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("program %q not found on PATH: %w", prog, exec.ErrNotFound)
 }
 
 // buildEnv is the base environment (agentd's own when nil) with the spawn's

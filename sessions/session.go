@@ -22,6 +22,7 @@ import (
 
 	"github.com/agentd/agentd/acp"
 	"github.com/agentd/agentd/detect"
+	"github.com/agentd/agentd/sessions/program"
 	"github.com/agentd/agentd/sessions/term"
 )
 
@@ -695,7 +696,7 @@ func (s *Session) wait() *ExitStatus {
 	st := &ExitStatus{Code: ps.ExitCode()}
 	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		st.Code = -1
-		st.Signal = signalName(ws.Signal())
+		st.Signal = program.SignalName(ws.Signal())
 	}
 	_ = err // an exit status other than 0 is not an error here
 	return st
@@ -874,15 +875,6 @@ func (s *Session) stop(grace time.Duration) {
 	}
 	_ = syscall.Kill(-s.Pid, syscall.SIGKILL)
 	<-s.exitDone
-}
-
-func signalName(sig syscall.Signal) string {
-	for name, s := range signals {
-		if s == sig {
-			return name
-		}
-	}
-	return fmt.Sprintf("SIG%d", int(sig))
 }
 
 // signals are the ones session/kill accepts by name.
