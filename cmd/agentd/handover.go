@@ -71,6 +71,7 @@ type handoverFile struct {
 // daemonFiles are the descriptors a daemon holds for its whole life.
 type daemonFiles struct {
 	ln     *net.UnixListener
+	handed *os.File // after a handover: the descriptor ln was made from
 	lock   *os.File
 	keeper *keeperPipe
 	args   []string // the serve flags, without --resume-fd and --handover-error

@@ -116,7 +116,7 @@ func resumeServe(f *serverFlags, path string, idle time.Duration, fd int, handov
 		err = herr
 	}
 	if err == nil {
-		files.ln, err = listenerFrom(ho.Listener)
+		files.ln, files.handed, err = listenerFrom(ho.Listener)
 	}
 	rec := rpc.UpgradeRecord{From: ho.FromVersion, To: ho.ToVersion, At: ho.At, Error: handoverErr}
 	if err == nil {
@@ -170,24 +170,24 @@ const envHandoverFault = "AGENTD_TEST_HANDOVER_FAULT"
 // listenerFrom is the socket the daemon before listened on. The
 // descriptor itself stays open (net.FileListener serves a copy): should
 // this code hand the sessions back, it passes that number on.
-func listenerFrom(fd int) (*net.UnixListener, error) {
+//
+// The file is returned to be kept: its finalizer would close the
+// descriptor.
+func listenerFrom(fd int) (*net.UnixListener, *os.File, error) {
 	syscall.CloseOnExec(fd)
 	f := os.NewFile(uintptr(fd), "listener")
-	handedSocket = f // kept: its finalizer would close the descriptor
 	l, err := net.FileListener(f)
 	if err != nil {
-		return nil, fmt.Errorf("the socket's descriptor %d: %w", fd, err)
+		return nil, f, fmt.Errorf("the socket's descriptor %d: %w", fd, err)
 	}
 	ul, ok := l.(*net.UnixListener)
 	if !ok {
 		l.Close()
-		return nil, fmt.Errorf("descriptor %d is not a unix socket", fd)
+		return nil, f, fmt.Errorf("descriptor %d is not a unix socket", fd)
 	}
 	ul.SetUnlinkOnClose(false) // the path is removed by serve's own defer
-	return ul, nil
+	return ul, f, nil
 }
-
-var handedSocket *os.File
 
 func sinceStamp(at string) string {
 	t, err := time.Parse(time.RFC3339Nano, at)
