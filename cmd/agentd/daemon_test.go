@@ -292,7 +292,7 @@ func TestForwarderChecksTheDaemonsVersion(t *testing.T) {
 	}
 	waitSocket(t, d.socket)
 	c := d.forwarder()
-	if c.init.Daemon.Version != "9.9.9-other" || len(c.init.Warnings) != 1 || !strings.Contains(c.init.Warnings[0], "agentd stop") {
+	if c.init.Daemon.Version != "9.9.9-other" || len(c.init.Warnings) != 1 || !strings.Contains(c.init.Warnings[0], "the daemon is the newer") {
 		t.Errorf("initialize from a daemon of another build: daemon %+v, warnings %q", c.init.Daemon, c.init.Warnings)
 	}
 	c.close()

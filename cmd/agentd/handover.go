@@ -19,7 +19,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/mod/semver"
 	"golang.org/x/sys/unix"
 
 	"github.com/agentd/agentd/rpc"
@@ -125,7 +124,7 @@ func checkNewBinary(path string, auto bool) (newBinary, error) {
 	case info.OS != currentVersion().OS || info.Arch != currentVersion().Arch:
 		return nb, fmt.Errorf("%s is built for %s/%s", real, info.OS, info.Arch)
 	}
-	order := compareVersions(info.Version, version)
+	order := rpc.CompareVersions(info.Version, version)
 	switch {
 	case order < 0:
 		return nb, fmt.Errorf("agentd %s (%s) is older than this daemon's %s: a daemon never hands over to an older binary", info.Version, real, version)
@@ -135,18 +134,6 @@ func checkNewBinary(path string, auto bool) (newBinary, error) {
 		return nb, fmt.Errorf("agentd %s speaks protocol %d and this daemon's clients %d: run agentd upgrade to switch by hand", info.Version, info.Protocol, rpc.ProtocolVersion)
 	}
 	return nb, nil
-}
-
-// compareVersions orders two agentd versions as semantic versions (a
-// leading v optional): -1, 0 or 1. Versions that are not semantic
-// versions, or builds that differ only in their +metadata (two untagged
-// builds), compare equal: neither is known to be newer.
-func compareVersions(a, b string) int {
-	va, vb := "v"+strings.TrimPrefix(a, "v"), "v"+strings.TrimPrefix(b, "v")
-	if !semver.IsValid(va) || !semver.IsValid(vb) {
-		return 0
-	}
-	return semver.Compare(va, vb)
 }
 
 // upgradeTo hands the daemon's sessions to the binary p names. It returns

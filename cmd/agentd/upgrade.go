@@ -138,7 +138,7 @@ func helloDaemon(socket string) (*rpc.Client, error) {
 // and nobody turned it off.
 func wantsUpgrade(d rpc.Daemon) bool {
 	return os.Getenv(envAutoUpgrade) != "0" && !d.Private && d.ProtocolVersion == rpc.ProtocolVersion &&
-		compareVersions(version, d.Version) > 0
+		rpc.CompareVersions(version, d.Version) > 0
 }
 
 // autoUpgrade upgrades the daemon at socket to this binary, telling
