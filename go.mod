@@ -15,7 +15,10 @@ require (
 	golang.org/x/term v0.48.0
 )
 
-require github.com/mattn/go-runewidth v0.0.31 // indirect
+require (
+	github.com/mattn/go-runewidth v0.0.31 // indirect
+	github.com/skip2/go-qrcode v0.0.0-20200617195104-da1b6568686e // indirect
+)
 
 require (
 	github.com/clipperhouse/uax29/v2 v2.2.0 // indirect
