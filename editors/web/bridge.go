@@ -148,7 +148,9 @@ func (b *bridge) list() []rpc.Session {
 	for _, s := range b.sessions {
 		out = append(out, s)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Since > out[j].Since || (out[i].Since == out[j].Since && out[i].SessionID < out[j].SessionID) })
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].Since > out[j].Since || (out[i].Since == out[j].Since && out[i].SessionID < out[j].SessionID)
+	})
 	return out
 }
 
