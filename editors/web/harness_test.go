@@ -254,7 +254,9 @@ func (p *page) logText() string {
 	return p.log.String()
 }
 
-func portOf(ln net.Listener) string { return ln.Addr().(*net.TCPAddr).AddrPort().String()[len("127.0.0.1:"):] }
+func portOf(ln net.Listener) string {
+	return ln.Addr().(*net.TCPAddr).AddrPort().String()[len("127.0.0.1:"):]
+}
 
 func (p *page) token() string {
 	p.t.Helper()
