@@ -105,7 +105,7 @@ func cmdWeb(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "web", err)
 	}
 	link := loginURL(useTLS, addr, strings.Split(*hosts, ","), tok)
-	fmt.Fprintf(stdout, "agentd web: serving on %s\n%s\n", ln.Addr(), link)
+	fmt.Fprintf(stdout, "agentd web: serving on %s\n", ln.Addr())
 	if *allowInput {
 		fmt.Fprintln(stdout, "agentd web: --allow-input: the page can type into agents")
 	}
@@ -116,6 +116,9 @@ func cmdWeb(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprint(stdout, q.ToSmallString(false))
 	}
+	// The link comes last, under the QR code: a script reading stdout has
+	// everything once it has the link.
+	fmt.Fprintln(stdout, link)
 	hs := &http.Server{Handler: srv, TLSConfig: tlsConf, ReadHeaderTimeout: 10 * time.Second,
 		MaxHeaderBytes: 32 << 10, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	go func() {

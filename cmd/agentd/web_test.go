@@ -1,0 +1,148 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// webCmd starts `agentd web` with its token in a folder of the test's own.
+func webCmd(t *testing.T, d *daemonEnv, tokenFile string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(agentdBinary(t), append([]string{"web"}, args...)...)
+	cmd.Env = append(append([]string(nil), d.env...), "AGENTD_WEB_TOKEN_FILE="+tokenFile)
+	return cmd
+}
+
+func TestWebRefusesPlainHTTPOffLoopback(t *testing.T) {
+	d := newDaemonEnv(t)
+	token := filepath.Join(t.TempDir(), "web-token")
+	for _, args := range [][]string{
+		{"--listen", "0.0.0.0:0"},
+		{"--listen", "192.0.2.1:7433"},
+		{"--listen", "[::]:0"},
+	} {
+		cmd := webCmd(t, d, token, args...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		if code := cmd.ProcessState.ExitCode(); code != exitUsage || err == nil {
+			t.Fatalf("agentd web %v: exit %d, want %d", args, code, exitUsage)
+		}
+		for _, want := range []string{"not loopback", "--tls-cert", "--trusted-network", "tailscale serve"} {
+			if !strings.Contains(stderr.String(), want) {
+				t.Errorf("agentd web %v: stderr %q lacks %q", args, stderr.String(), want)
+			}
+		}
+	}
+	if _, err := os.Stat(token); !os.IsNotExist(err) {
+		t.Errorf("a refused start made a token file: %v", err)
+	}
+	cmd := webCmd(t, d, token, "--tls-cert", "x.pem")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	_ = cmd.Run()
+	if cmd.ProcessState.ExitCode() != exitUsage || !strings.Contains(stderr.String(), "--tls-key") {
+		t.Errorf("--tls-cert alone: exit %d %q, want 2 naming --tls-key", cmd.ProcessState.ExitCode(), stderr.String())
+	}
+}
+
+// startWeb runs agentd web until the test ends and returns its link.
+func startWeb(t *testing.T, d *daemonEnv, token string, args ...string) (link string, cmd *exec.Cmd, out []string) {
+	t.Helper()
+	cmd = webCmd(t, d, token, args...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	})
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	deadline := time.After(60 * time.Second)
+	for link == "" {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("agentd web %v ended before printing its link; it printed %q", args, out)
+			}
+			out = append(out, l)
+			if strings.Contains(l, "/login?token=") {
+				link = l
+			}
+		case <-deadline:
+			t.Fatalf("agentd web %v: waited 60 s for its link; it printed %q", args, out)
+		}
+	}
+	// The link is printed last: the rest of stdout is read already.
+	go func() {
+		for range lines {
+		}
+	}()
+	return link, cmd, out
+}
+
+func TestWebTrustedNetworkStartsAndTheLinkSignsIn(t *testing.T) {
+	d := newDaemonEnv(t)
+	token := filepath.Join(t.TempDir(), "cfg", "web-token")
+	link, cmd, out := startWeb(t, d, token, "--listen", "0.0.0.0:0", "--trusted-network", "--qr")
+	st, err := os.Stat(token)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("token file: %v mode %v, want 0600", err, st)
+	}
+	b, _ := os.ReadFile(token)
+	if !strings.Contains(link, strings.TrimSpace(string(b))) {
+		t.Fatalf("link %q does not carry the token in %s", link, token)
+	}
+	qr := strings.Join(out, "\n")
+	if !strings.ContainsAny(qr, "█▀▄") {
+		t.Fatalf("--qr printed no QR code:\n%s", qr)
+	}
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }, Timeout: 30 * time.Second}
+	res, err := c.Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusSeeOther || len(res.Cookies()) != 1 {
+		t.Fatalf("GET the printed link: %d cookies %v, want 303 and a cookie", res.StatusCode, res.Cookies())
+	}
+	// --rotate in another terminal voids the cookie of the server already running.
+	rot := webCmd(t, d, token, "--rotate")
+	if o, err := rot.CombinedOutput(); err != nil || !strings.Contains(string(o), "new token") {
+		t.Fatalf("agentd web --rotate: %v %s", err, o)
+	}
+	req, _ := http.NewRequest("GET", strings.Split(link, "/login")[0]+"/api/sessions", nil)
+	req.AddCookie(res.Cookies()[0])
+	res2, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res2.Body.Close()
+	if res2.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("the old cookie after agentd web --rotate: %d, want 401", res2.StatusCode)
+	}
+	_ = cmd
+}
