@@ -93,6 +93,10 @@ func startDaemon(t testing.TB) (*daemon, string) {
 	bin := agentdBinary(t)
 	cmd := exec.Command(bin, "run", "--name", "demo", "--", bin, "demo-agent")
 	cmd.Env = d.env
+	cmd.Dir = filepath.Join(root, "my-project")
+	if err := os.Mkdir(cmd.Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("agentd run demo-agent: %v\n%s", err, out)

@@ -161,7 +161,20 @@ async function answer(sessionId, promptId, choice, card) {
       : 'Not answered: ' + e.message;
     notice(why + (e.code ? ' [' + e.code + ': ' + e.message + ']' : ''));
     buttons.forEach((b) => { b.disabled = false; });
+    // This page missed what changed: show the sessions as they are now.
+    if (e.code === -32021 || e.code === -32025) refresh();
   }
+}
+
+async function refresh() {
+  try {
+    const r = await fetch('/api/sessions', { credentials: 'same-origin' });
+    if (!r.ok) return;
+    const d = await r.json();
+    sessions = new Map(d.sessions.map((s) => [s.sessionId, s]));
+    renderList();
+    renderInfo();
+  } catch (_) { /* the live feed will catch up */ }
 }
 
 function renderScreen(f) {
@@ -196,7 +209,6 @@ function select(id) {
   $('screen').replaceChildren();
   document.body.classList.toggle('open', !!id);
   $('back').hidden = !id;
-  $('detail').hidden = !id;
   if (id) history.replaceState(null, '', '#' + encodeURIComponent(id));
   else history.replaceState(null, '', '/');
   renderList();
