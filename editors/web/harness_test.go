@@ -206,6 +206,7 @@ type pageOpts struct {
 	dial       DialFunc
 	allowInput bool
 	now        func() time.Time
+	hosts      []string // more names the server answers to
 }
 
 func newPage(t testing.TB, o pageOpts) *page {
@@ -228,7 +229,7 @@ func newPage(t testing.TB, o pageOpts) *page {
 	var mu sync.Mutex
 	log := &strings.Builder{}
 	logger := slog.New(slog.NewTextHandler(lockedWriter{&mu, log}, nil))
-	srv := New(Options{Tokens: tokens, Dial: o.dial, Hosts: []string{ln.Addr().String(), "localhost:" + portOf(ln)},
+	srv := New(Options{Tokens: tokens, Dial: o.dial, Hosts: append([]string{ln.Addr().String(), "localhost:" + portOf(ln)}, o.hosts...),
 		AllowInput: o.allowInput, Version: "test", Log: logger, Now: o.now})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)

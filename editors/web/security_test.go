@@ -117,6 +117,26 @@ func TestCrossOriginPostIsRefused(t *testing.T) {
 	}
 }
 
+// Behind `tailscale serve` the page's origin is the tailnet name over
+// https, whatever Host reaches the server: a name given with --host is a
+// page of this server; a look-alike is not.
+func TestOriginOfANameGivenWithHost(t *testing.T) {
+	p := newPage(t, pageOpts{hosts: []string{"box.tailnet.ts.net"}})
+	p.login()
+	csrf := p.csrf()
+	for origin, ok := range map[string]bool{
+		"https://box.tailnet.ts.net":          true,
+		"https://box.tailnet.ts.net.evil.com": false,
+		"https://evil.com":                    false,
+		"https://box.tailnet.ts.net/path":     false,
+	} {
+		res, body := p.post("/api/seen", `{"sessionId":"s1"}`, csrf, func(r *http.Request) { r.Header.Set("Origin", origin) })
+		if got := res.StatusCode != http.StatusForbidden; got != ok {
+			t.Errorf("Origin %q: %d %s; want allowed %v", origin, res.StatusCode, body, ok)
+		}
+	}
+}
+
 func TestMissingCSRFTokenIsRefused(t *testing.T) {
 	p := newPage(t, pageOpts{})
 	p.login()

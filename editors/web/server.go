@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -134,6 +135,27 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
+// originAllowed: a state-changing request must come from a page of one
+// of the names this server answers to. Not only r.Host: behind a proxy
+// such as `tailscale serve` the page's origin is https://NAME.ts.net
+// while the request may reach this server under another Host.
+func (s *Server) originAllowed(origin string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" || u.Path != "" || u.User != nil {
+		return false
+	}
+	switch u.Scheme {
+	case "https":
+	case "http":
+		if s.o.TLS {
+			return false
+		}
+	default:
+		return false
+	}
+	return s.hostAllowed(u.Host)
+}
+
 func (s *Server) hostAllowed(host string) bool {
 	host = strings.ToLower(host)
 	if s.hosts[host] {
@@ -209,11 +231,7 @@ func (s *Server) signedIn(h func(http.ResponseWriter, *http.Request, string)) ht
 // with the CSRF token, JSON, and small.
 func (s *Server) changes(h func(http.ResponseWriter, *http.Request, []byte)) http.HandlerFunc {
 	return s.signedIn(func(w http.ResponseWriter, r *http.Request, cookie string) {
-		scheme := "http://"
-		if s.o.TLS {
-			scheme = "https://"
-		}
-		if origin := r.Header.Get("Origin"); origin != scheme+r.Host {
+		if origin := r.Header.Get("Origin"); !s.originAllowed(origin) {
 			s.o.Log.Warn("web: refused a request from another origin", "origin", origin, "remote", r.RemoteAddr, "ua", r.UserAgent())
 			httpError(w, http.StatusForbidden, fmt.Sprintf("refused: the request came from origin %q, not from this page", origin))
 			return
