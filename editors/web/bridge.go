@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentd/agentd/detect"
 	"github.com/agentd/agentd/rpc"
 )
 
@@ -53,11 +54,69 @@ type bridge struct {
 	sessions  map[string]rpc.Session
 	streams   map[*stream]struct{}
 	watches   map[string]*watch
+	// pending are sessions whose state changed since the last update the
+	// pages were sent: 50 busy agents change state tens of times a second,
+	// and a phone needs each session's newest state, not every one.
+	pending  map[string]bool
+	flushing bool
+}
+
+// coalesce is how long changes gather before the pages hear of them.
+const coalesce = 150 * time.Millisecond
+
+// changed queues a session's new state for the next update.
+func (b *bridge) changed(id string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.pending[id] = true
+	if !b.flushing {
+		b.flushing = true
+		time.AfterFunc(coalesce, b.flush)
+	}
+}
+
+// flush sends the pages one "update" with the sessions that changed.
+func (b *bridge) flush() {
+	b.mu.Lock()
+	var out []pageSession
+	for id := range b.pending {
+		if s, ok := b.sessions[id]; ok {
+			out = append(out, summary(s))
+		}
+	}
+	b.pending = map[string]bool{}
+	b.flushing = false
+	b.mu.Unlock()
+	if len(out) == 0 {
+		return
+	}
+	data, _ := json.Marshal(map[string]any{"sessions": out})
+	b.broadcast(func(*stream) (event, bool) { return event{name: "update", data: data}, true })
+}
+
+// pageSession is what the page shows of a session: no argv, environment
+// or process ids leave the machine.
+type pageSession struct {
+	SessionID string         `json:"sessionId"`
+	Name      string         `json:"name"`
+	Agent     string         `json:"agent"`
+	Cwd       string         `json:"cwd"`
+	State     string         `json:"state"`
+	Outcome   string         `json:"outcome,omitempty"`
+	Reason    string         `json:"reason"`
+	Since     string         `json:"since"`
+	Prompt    *detect.Prompt `json:"prompt,omitempty"`
+	Message   string         `json:"message,omitempty"`
+}
+
+func summary(s rpc.Session) pageSession {
+	return pageSession{SessionID: s.SessionID, Name: s.Name, Agent: s.Agent, Cwd: s.Cwd, State: s.State,
+		Outcome: s.Outcome, Reason: s.Reason, Since: s.Since, Prompt: s.Prompt, Message: s.Message}
 }
 
 func newBridge(dial DialFunc, log *slog.Logger) *bridge {
 	return &bridge{dial: dial, log: log, throttle: 100 * time.Millisecond,
-		sessions: map[string]rpc.Session{}, streams: map[*stream]struct{}{}, watches: map[string]*watch{}}
+		sessions: map[string]rpc.Session{}, streams: map[*stream]struct{}{}, watches: map[string]*watch{}, pending: map[string]bool{}}
 }
 
 // run keeps the connection up until ctx ends: a daemon that stops and
@@ -140,25 +199,18 @@ func (b *bridge) relist(ctx context.Context) {
 	b.broadcast(func(*stream) (event, bool) { return b.snapshotEvent(), true })
 }
 
-// list is the sessions in id order.
-func (b *bridge) list() []rpc.Session {
+// list is the sessions, newest first.
+func (b *bridge) list() []pageSession {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	out := make([]rpc.Session, 0, len(b.sessions))
+	out := make([]pageSession, 0, len(b.sessions))
 	for _, s := range b.sessions {
-		out = append(out, s)
+		out = append(out, summary(s))
 	}
 	sort.Slice(out, func(i, j int) bool {
 		return out[i].Since > out[j].Since || (out[i].Since == out[j].Since && out[i].SessionID < out[j].SessionID)
 	})
 	return out
-}
-
-func (b *bridge) session(id string) (rpc.Session, bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	s, ok := b.sessions[id]
-	return s, ok
 }
 
 func (b *bridge) snapshotEvent() event {
@@ -195,8 +247,7 @@ func (b *bridge) note(n rpc.Notification) {
 			go b.relist(context.Background())
 			return
 		}
-		data, _ := json.Marshal(s)
-		b.broadcast(func(*stream) (event, bool) { return event{name: "session", data: data}, true })
+		b.changed(st.SessionID)
 	case "session/exited":
 		go b.relist(context.Background())
 	case "session/output":

@@ -283,6 +283,11 @@ func TestReplayedPromptIsRefused(t *testing.T) {
 	p := newPage(t, pageOpts{dial: d.dial()})
 	blocked := d.blockDemo(id)
 	p.login()
+	// The page learns what it shows, not the argv, pid or environment.
+	if res, list := p.do("GET", "/api/sessions", "", nil); res.StatusCode != 200 || !strings.Contains(list, blocked.Prompt.ID) ||
+		strings.Contains(list, `"argv"`) || strings.Contains(list, `"pid"`) {
+		t.Fatalf("/api/sessions: %d %s; want the prompt and no argv or pid", res.StatusCode, list)
+	}
 	csrf := p.csrf()
 	body := fmt.Sprintf(`{"sessionId":%q,"promptId":%q,"optionId":"1"}`, id, blocked.Prompt.ID)
 	res, out := p.post("/api/answer", body, csrf, func(r *http.Request) { r.Header.Set("User-Agent", "phone-test/1") })

@@ -235,11 +235,11 @@ function connect() {
     renderList();
     renderInfo();
   });
-  source.addEventListener('session', (ev) => {
-    const s = JSON.parse(ev.data);
-    sessions.set(s.sessionId, s);
+  source.addEventListener('update', (ev) => {
+    const d = JSON.parse(ev.data);
+    for (const s of d.sessions) sessions.set(s.sessionId, s);
     renderList();
-    if (s.sessionId === selected) renderInfo();
+    if (d.sessions.some((s) => s.sessionId === selected)) renderInfo();
   });
   source.addEventListener('screen', (ev) => renderScreen(JSON.parse(ev.data)));
   source.addEventListener('screen-error', (ev) => {
