@@ -196,7 +196,7 @@ func (b *bridge) relist(ctx context.Context) {
 		b.sessions[s.SessionID] = s
 	}
 	b.mu.Unlock()
-	b.broadcast(func(*stream) (event, bool) { return b.snapshotEvent(), true })
+	b.broadcastDaemon()
 }
 
 // list is the sessions, newest first.
@@ -221,8 +221,10 @@ func (b *bridge) snapshotEvent() event {
 	return event{name: "sessions", data: data}
 }
 
+// broadcastDaemon sends every page the sessions and the connection's state.
 func (b *bridge) broadcastDaemon() {
-	b.broadcast(func(*stream) (event, bool) { return b.snapshotEvent(), true })
+	ev := b.snapshotEvent() // before broadcast takes the lock snapshotEvent needs
+	b.broadcast(func(*stream) (event, bool) { return ev, true })
 }
 
 // note handles a daemon notification on the connection's goroutine:
@@ -275,6 +277,7 @@ func (b *bridge) note(n rpc.Notification) {
 
 // broadcast sends each stream the event make gives it; a page that does
 // not keep up is closed (its browser reconnects and gets a fresh snapshot).
+// make runs under b.mu: it must not take it.
 func (b *bridge) broadcast(make func(*stream) (event, bool)) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -348,4 +349,63 @@ func TestInputNeedsAllowInput(t *testing.T) {
 	if !strings.Contains(on.logText(), "web: input") {
 		t.Fatal("the input is not logged")
 	}
+}
+
+// TestPageHearsOfNewAndEndedSessions: an open page's live feed lists a
+// session started after it opened, and its end.
+func TestPageHearsOfNewAndEndedSessions(t *testing.T) {
+	d, _ := startDaemon(t)
+	p := newPage(t, pageOpts{dial: d.dial()})
+	p.login()
+	req, _ := http.NewRequestWithContext(t.Context(), "GET", p.base+"/api/events", nil)
+	res, err := p.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	events := make(chan string, 64)
+	go func() {
+		sc := bufio.NewScanner(res.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		var name string
+		for sc.Scan() {
+			line := sc.Text()
+			if v, ok := strings.CutPrefix(line, "event: "); ok {
+				name = v
+			} else if v, ok := strings.CutPrefix(line, "data: "); ok {
+				events <- name + " " + v
+			}
+		}
+		close(events)
+	}()
+	var s rpc.Session
+	if err := d.c.Call(t.Context(), "session/spawn", rpc.SpawnParams{Argv: []string{"sleep", "600"}, Cwd: t.TempDir(), Name: "late-comer"}, &s); err != nil {
+		t.Fatal(err)
+	}
+	await := func(what string, ok func(string) bool) {
+		t.Helper()
+		var seen []string
+		deadline := time.After(60 * time.Second)
+		for {
+			select {
+			case ev, open := <-events:
+				if !open {
+					t.Fatalf("the event stream ended while waiting for %s; saw %q", what, seen)
+				}
+				if ok(ev) {
+					return
+				}
+				seen = append(seen, ev[:min(len(ev), 120)])
+			case <-deadline:
+				t.Fatalf("waited 60 s for %s on the page's feed; saw %q", what, seen)
+			}
+		}
+	}
+	await("the new session", func(ev string) bool { return strings.Contains(ev, `"late-comer"`) })
+	if err := d.c.Call(t.Context(), "session/kill", rpc.KillParams{SessionID: s.SessionID, Signal: "KILL"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	await("its end", func(ev string) bool {
+		return strings.Contains(ev, `"late-comer"`) && strings.Contains(ev, `"state":"exited"`)
+	})
 }
