@@ -106,6 +106,11 @@ func cmdWeb(args []string, stdout, stderr io.Writer) int {
 	}
 	link := loginURL(useTLS, addr, strings.Split(*hosts, ","), tok)
 	fmt.Fprintf(stdout, "agentd web: serving on %s\n", ln.Addr())
+	if isLoopback(addr.IP.String()) && strings.TrimSpace(strings.Split(*hosts, ",")[0]) != "" {
+		// A --host name on a loopback server is a proxy's (tailscale
+		// serve, which speaks https): the phone's link is that one.
+		fmt.Fprintf(stdout, "agentd web: on this machine: %s\n", loginURL(useTLS, addr, nil, tok))
+	}
 	if *allowInput {
 		fmt.Fprintln(stdout, "agentd web: --allow-input: the page can type into agents")
 	}
@@ -197,9 +202,16 @@ func loginURL(useTLS bool, addr *net.TCPAddr, hosts []string, token string) stri
 		scheme = "https"
 	}
 	host := net.JoinHostPort(addr.IP.String(), fmt.Sprint(addr.Port))
+	first := ""
+	if len(hosts) > 0 {
+		first = strings.TrimSpace(hosts[0])
+	}
+	if isLoopback(addr.IP.String()) && first != "" {
+		return "https://" + first + "/login?token=" + url.QueryEscape(token)
+	}
 	if addr.IP.IsUnspecified() {
 		host = net.JoinHostPort("127.0.0.1", fmt.Sprint(addr.Port))
-		if h := strings.TrimSpace(hosts[0]); h != "" {
+		if h := first; h != "" {
 			host = h
 			if !strings.Contains(h, ":") {
 				host = net.JoinHostPort(h, fmt.Sprint(addr.Port))

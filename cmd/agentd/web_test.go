@@ -146,3 +146,31 @@ func TestWebTrustedNetworkStartsAndTheLinkSignsIn(t *testing.T) {
 	}
 	_ = cmd
 }
+
+// Behind tailscale serve: a --host name on a loopback server makes the
+// printed link (and the QR code) the proxy's https one, the local one above it.
+func TestWebLinkThroughAProxyName(t *testing.T) {
+	d := newDaemonEnv(t)
+	token := filepath.Join(t.TempDir(), "web-token")
+	cmd := webCmd(t, d, token, "--listen", "127.0.0.1:0", "--host", "box.tailnet.ts.net")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() }()
+	sc := bufio.NewScanner(stdout)
+	var lines []string
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if strings.HasPrefix(sc.Text(), "https://") {
+			break
+		}
+	}
+	out := strings.Join(lines, "\n")
+	if len(lines) == 0 || !strings.HasPrefix(lines[len(lines)-1], "https://box.tailnet.ts.net/login?token=") || !strings.Contains(out, "on this machine: http://127.0.0.1:") {
+		t.Fatalf("agentd web --host box.tailnet.ts.net printed:\n%s", out)
+	}
+}
