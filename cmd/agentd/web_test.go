@@ -5,7 +5,16 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"io"
+	"math/big"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -173,4 +182,66 @@ func TestWebLinkThroughAProxyName(t *testing.T) {
 	if len(lines) == 0 || !strings.HasPrefix(lines[len(lines)-1], "https://box.tailnet.ts.net/login?token=") || !strings.Contains(out, "on this machine: http://127.0.0.1:") {
 		t.Fatalf("agentd web --host box.tailnet.ts.net printed:\n%s", out)
 	}
+}
+
+// With a certificate agentd web serves https off loopback: the cookie is
+// Secure, HSTS is sent, and plain http to the port gets nothing useful.
+func TestWebServesTLS(t *testing.T) {
+	d := newDaemonEnv(t)
+	dir := t.TempDir()
+	certFile, keyFile, pool := selfSigned(t, dir)
+	link, _, _ := startWeb(t, d, filepath.Join(dir, "web-token"), "--listen", "0.0.0.0:0", "--tls-cert", certFile, "--tls-key", keyFile)
+	if !strings.HasPrefix(link, "https://127.0.0.1:") {
+		t.Fatalf("link %q, want https on 127.0.0.1", link)
+	}
+	c := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := c.Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusSeeOther || len(res.Cookies()) != 1 || !res.Cookies()[0].Secure || res.Header.Get("Strict-Transport-Security") == "" {
+		t.Fatalf("GET the https link: %d cookies %v HSTS %q; want 303, one Secure cookie, HSTS", res.StatusCode, res.Cookies(), res.Header.Get("Strict-Transport-Security"))
+	}
+	plain, err := http.Get("http://" + strings.TrimPrefix(strings.Split(link, "/login")[0], "https://") + "/api/sessions")
+	if err == nil {
+		plain.Body.Close()
+		if plain.StatusCode != http.StatusBadRequest {
+			t.Fatalf("plain http to the TLS port: %d, want 400 (no answer in clear text)", plain.StatusCode)
+		}
+	}
+}
+
+// selfSigned writes a certificate for 127.0.0.1 and its key, and returns
+// a pool that trusts it.
+func selfSigned(t *testing.T, dir string) (certFile, keyFile string, pool *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "agentd web test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	pool = x509.NewCertPool()
+	pool.AddCert(cert)
+	return certFile, keyFile, pool
 }

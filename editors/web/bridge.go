@@ -125,12 +125,15 @@ func (b *bridge) run(ctx context.Context, ready chan<- error) {
 	first := true
 	for {
 		c, err := b.dial(ctx, b.note)
+		if err == nil {
+			b.connectedTo(ctx, c)
+		}
+		// Start returns once the sessions are known: a page opened at once sees them.
 		if first {
 			ready <- err
 			first = false
 		}
 		if err == nil {
-			b.connectedTo(ctx, c)
 			select {
 			case <-c.Done():
 			case <-ctx.Done():

@@ -409,3 +409,18 @@ func TestPageHearsOfNewAndEndedSessions(t *testing.T) {
 		return strings.Contains(ev, `"late-comer"`) && strings.Contains(ev, `"state":"exited"`)
 	})
 }
+
+// Under TLS a page's origin is https: an http origin of the same name is
+// another origin (a downgraded or injected page) and is refused.
+func TestTLSRefusesHTTPOrigins(t *testing.T) {
+	tokens, err := NewTokens(t.TempDir() + "/web-token")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(Options{Tokens: tokens, TLS: true, Hosts: []string{"box.example:8443"}})
+	for origin, want := range map[string]bool{"https://box.example:8443": true, "http://box.example:8443": false, "https://other.example:8443": false} {
+		if got := s.originAllowed(origin); got != want {
+			t.Errorf("TLS server, Origin %q: allowed %v, want %v", origin, got, want)
+		}
+	}
+}
