@@ -155,14 +155,17 @@ async function answer(sessionId, promptId, choice, card) {
   try {
     const res = await post('/api/answer', { sessionId, promptId, ...choice });
     notice('Answered. The agent is now ' + res.state + '.', true);
+    // The same question still up (the keys did not take): let the person try again.
+    if (res.state === 'blocked' && res.prompt && res.prompt.promptId === promptId) buttons.forEach((b) => { b.disabled = false; });
   } catch (e) {
     const why = e.code === -32021 || e.code === -32025
       ? 'Not answered: this question is no longer the one on screen (answered elsewhere or changed). Nothing was typed.'
       : 'Not answered: ' + e.message;
     notice(why + (e.code ? ' [' + e.code + ': ' + e.message + ']' : ''));
     buttons.forEach((b) => { b.disabled = false; });
-    // This page missed what changed: show the sessions as they are now.
-    if (e.code === -32021 || e.code === -32025) refresh();
+    // This page missed what changed: show the sessions as they are now,
+    // and open its live feed again in case that is what failed.
+    if (e.code === -32021 || e.code === -32025) { refresh(); connect(); }
   }
 }
 
@@ -218,6 +221,8 @@ function select(id) {
 
 function setConn(up, err) {
   connected = up;
+  // A screen that is not live any more is shown as such.
+  document.body.classList.toggle('offline', !up);
   const c = $('conn');
   c.className = 'conn ' + (up ? 'up' : 'down');
   c.textContent = up ? 'live' : (err ? 'daemon not connected' : 'reconnecting…');
