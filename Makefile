@@ -2,7 +2,7 @@
 GO ?= go
 AGENTS_CACHE ?= $(HOME)/.cache/agentd-agents
 
-.PHONY: dist all build demo test test-unit test-under-load unit cross portable agents conformance conformance-smoke record bench bench-report fuzz nvim vscode deps clean
+.PHONY: dist all build demo test test-unit test-under-load unit cross portable agents conformance conformance-smoke record bench bench-report fuzz nvim vscode web deps clean
 FUZZTIME ?= 15s
 
 all: build
@@ -33,7 +33,7 @@ dist:
 
 # Each stage in turn, stopping at the first that fails; the end of the log
 # has every stage's time and a closing "N passed, N failed" over stages.
-TEST_STAGES ?= deps agents unit cross portable fuzz nvim vscode conformance-smoke
+TEST_STAGES ?= deps agents unit cross portable fuzz nvim vscode web conformance-smoke
 test:
 	@passed=0; failed=0; times=""; \
 	for st in $(TEST_STAGES); do \
@@ -152,6 +152,12 @@ nvim:
 # the extension installed from its .vsix (see editors/vscode/README.md).
 vscode:
 	AGENTD_AGENTS_CACHE=$(AGENTS_CACHE) AGENTD_REQUIRE_AGENTS=1 bash editors/vscode/ci.sh
+
+# The web page (agentd web): its security tests against the real handler and
+# daemon, and the page in Debian's Chromium with the demo agent and the real
+# Claude Code (see docs/web.md; screenshots in editors/web/artifacts/).
+web:
+	AGENTD_AGENTS_CACHE=$(AGENTS_CACHE) AGENTD_REQUIRE_AGENTS=1 bash editors/web/ci.sh
 
 bench:
 	$(GO) test -run XXX -bench . -benchmem ./detect/ ./sessions/...

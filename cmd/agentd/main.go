@@ -49,6 +49,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdRun(args[1:], stdout, stderr)
 	case "upgrade":
 		return cmdUpgrade(args[1:], stdout, stderr)
+	case "web":
+		return cmdWeb(args[1:], stdout, stderr)
 	case "demo":
 		return cmdDemo(args[1:], stdout, stderr)
 	case "demo-agent":
@@ -107,6 +109,10 @@ commands:
             the agent's screen in this terminal; the detach key leaves it running
   run [--name N] [--agent A] -- ARGV...
             start ARGV as a session in the daemon and attach to it
+  web [--listen 127.0.0.1:7433] [--qr] [--rotate] [--allow-input] [--host NAME]
+      [--tls-cert FILE --tls-key FILE] [--trusted-network]
+            serve a page to watch and answer the sessions from a phone or a
+            browser (docs/web.md): prints a link with its access token
   SESSION is a session id or a unique name; the daemon's socket is
   $AGENTD_SOCKET, else $XDG_RUNTIME_DIR/agentd/agentd.sock (--socket PATH).
   demo      see agentd at work: host the bundled demo agent, follow its

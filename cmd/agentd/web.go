@@ -1,0 +1,248 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/adrg/xdg"
+	qrcode "github.com/skip2/go-qrcode"
+
+	"github.com/agentd/agentd/editors/web"
+	"github.com/agentd/agentd/rpc"
+)
+
+// webTokenPath is where agentd web keeps its access token (0600).
+func webTokenPath() string {
+	if p := os.Getenv("AGENTD_WEB_TOKEN_FILE"); p != "" {
+		return p
+	}
+	return filepath.Join(xdg.ConfigHome, "agentd", "web-token")
+}
+
+// cmdWeb serves the web page: a client of the daemon like the CLI, so it
+// costs the daemon nothing unless it runs. Off loopback it needs TLS or
+// the person's word that the network is theirs (docs/web.md).
+func cmdWeb(args []string, stdout, stderr io.Writer) int {
+	fs, socket := newFlags("web", stderr)
+	listen := fs.String("listen", "127.0.0.1:7433", "address to listen on (host:port); loopback unless TLS or --trusted-network")
+	showQR := fs.Bool("qr", false, "also print the link as a QR code")
+	rotate := fs.Bool("rotate", false, "make a new access token (every link and cookie made before stops working), then exit")
+	allowInput := fs.Bool("allow-input", false, "let the page type into agents, not only answer their prompts")
+	certFile := fs.String("tls-cert", "", "TLS certificate (PEM) to serve https")
+	keyFile := fs.String("tls-key", "", "TLS private key (PEM)")
+	trusted := fs.Bool("trusted-network", false, "allow plain http off loopback: only on a network that is yours alone")
+	hosts := fs.String("host", "", "more host names the page answers to, comma-separated (e.g. the name tailscale serve uses)")
+	if _, err := parseArgs(fs, args); err != nil {
+		return exitUsage
+	}
+	tokenPath := webTokenPath()
+	if *rotate {
+		if err := web.Rotate(tokenPath); err != nil {
+			return fail(stderr, "web", err)
+		}
+		fmt.Fprintf(stdout, "agentd web: new token in %s; every link and cookie made before no longer works (a running agentd web uses the new one at once)\n", tokenPath)
+		return exitOK
+	}
+	useTLS := *certFile != "" || *keyFile != ""
+	if useTLS && (*certFile == "" || *keyFile == "") {
+		fmt.Fprintln(stderr, "agentd web: --tls-cert and --tls-key go together")
+		return exitUsage
+	}
+	if err := checkListen(*listen, useTLS, *trusted); err != nil {
+		fmt.Fprintln(stderr, "agentd web:", err)
+		return exitUsage
+	}
+	var tlsConf *tls.Config
+	if useTLS {
+		cert, err := tls.LoadX509KeyPair(*certFile, *keyFile)
+		if err != nil {
+			return fail(stderr, "web", fmt.Errorf("--tls-cert/--tls-key: %w", err))
+		}
+		tlsConf = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	tokens, err := web.NewTokens(tokenPath)
+	if err != nil {
+		return fail(stderr, "web", err)
+	}
+	path, err := socketPath(*socket)
+	if err != nil {
+		return fail(stderr, "web", err)
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return fail(stderr, "web", err)
+	}
+	defer ln.Close()
+	addr := ln.Addr().(*net.TCPAddr)
+	allowed := allowedHosts(addr, *hosts)
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	srv := web.New(web.Options{
+		Tokens: tokens, Dial: webDial(path), Hosts: allowed, TLS: useTLS, AllowInput: *allowInput,
+		Version: version, Log: logger,
+	})
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := srv.Start(ctx); err != nil {
+		fmt.Fprintf(stderr, "agentd web: the daemon at %s: %v (the page says so; agentd web connects again every 2 s)\n", path, err)
+	}
+	tok, err := tokens.Token()
+	if err != nil {
+		return fail(stderr, "web", err)
+	}
+	link := loginURL(useTLS, addr, strings.Split(*hosts, ","), tok)
+	fmt.Fprintf(stdout, "agentd web: serving on %s\n", ln.Addr())
+	if isLoopback(addr.IP.String()) && strings.TrimSpace(strings.Split(*hosts, ",")[0]) != "" {
+		// A --host name on a loopback server is a proxy's (tailscale
+		// serve, which speaks https): the phone's link is that one.
+		fmt.Fprintf(stdout, "agentd web: on this machine: %s\n", loginURL(useTLS, addr, nil, tok))
+	}
+	if *allowInput {
+		fmt.Fprintln(stdout, "agentd web: --allow-input: the page can type into agents")
+	}
+	if *showQR {
+		q, err := qrcode.New(link, qrcode.Low)
+		if err != nil {
+			return fail(stderr, "web", err)
+		}
+		fmt.Fprint(stdout, q.ToSmallString(false))
+	}
+	// The link comes last, under the QR code: a script reading stdout has
+	// everything once it has the link.
+	fmt.Fprintln(stdout, link)
+	hs := &http.Server{Handler: srv, TLSConfig: tlsConf, ReadHeaderTimeout: 10 * time.Second,
+		MaxHeaderBytes: 32 << 10, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+	}()
+	if useTLS {
+		err = hs.ServeTLS(ln, "", "")
+	} else {
+		err = hs.Serve(ln)
+	}
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fail(stderr, "web", err)
+	}
+	return exitOK
+}
+
+// checkListen refuses plain http off loopback unless the person said the
+// network is trusted: the token and cookie would cross it in clear text.
+func checkListen(addr string, useTLS, trusted bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--listen %q: %v (want host:port, e.g. 127.0.0.1:7433)", addr, err)
+	}
+	if isLoopback(host) || useTLS || trusted {
+		return nil
+	}
+	return fmt.Errorf("--listen %s is not loopback: the token and cookie would cross the network in clear text. "+
+		"Give --tls-cert and --tls-key, or --trusted-network if the network is yours alone; "+
+		"for a phone, keep 127.0.0.1 and put `tailscale serve` in front (docs/web.md)", addr)
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// allowedHosts are the Host headers the page answers to: the address it
+// listens on, loopback's names on its port, every address of this machine
+// when it listens on all of them, and the names given with --host.
+func allowedHosts(addr *net.TCPAddr, extra string) []string {
+	port := fmt.Sprint(addr.Port)
+	out := []string{"localhost:" + port, "127.0.0.1:" + port, "[::1]:" + port}
+	if addr.IP.IsUnspecified() {
+		if ifs, err := net.InterfaceAddrs(); err == nil {
+			for _, a := range ifs {
+				if n, ok := a.(*net.IPNet); ok {
+					out = append(out, net.JoinHostPort(n.IP.String(), port))
+				}
+			}
+		}
+		if h, err := os.Hostname(); err == nil {
+			out = append(out, net.JoinHostPort(h, port))
+		}
+	} else {
+		out = append(out, net.JoinHostPort(addr.IP.String(), port))
+	}
+	for _, h := range strings.Split(extra, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// loginURL is the link agentd web prints: the token in it is exchanged
+// for a cookie and leaves the address bar at once.
+func loginURL(useTLS bool, addr *net.TCPAddr, hosts []string, token string) string {
+	scheme := "http"
+	if useTLS {
+		scheme = "https"
+	}
+	host := net.JoinHostPort(addr.IP.String(), fmt.Sprint(addr.Port))
+	first := ""
+	if len(hosts) > 0 {
+		first = strings.TrimSpace(hosts[0])
+	}
+	if isLoopback(addr.IP.String()) && first != "" {
+		return "https://" + first + "/login?token=" + url.QueryEscape(token)
+	}
+	if addr.IP.IsUnspecified() {
+		host = net.JoinHostPort("127.0.0.1", fmt.Sprint(addr.Port))
+		if h := first; h != "" {
+			host = h
+			if !strings.Contains(h, ":") {
+				host = net.JoinHostPort(h, fmt.Sprint(addr.Port))
+			}
+		}
+	}
+	return scheme + "://" + host + "/login?token=" + url.QueryEscape(token)
+}
+
+// webDial connects the page server to the daemon as the CLI does, never
+// starting one: the page says when none runs.
+func webDial(socket string) web.DialFunc {
+	return func(ctx context.Context, onNote func(rpc.Notification)) (*rpc.Client, error) {
+		nc, err := dialDaemon(socket)
+		if err != nil {
+			return nil, err
+		}
+		cwd, _ := os.Getwd()
+		hello := rpc.HelloParams{Version: version, ProtocolVersion: rpc.ProtocolVersion, Pid: os.Getpid(), Cwd: cwd}
+		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		c, err := rpc.NewClient(cctx, nc, hello, onNote)
+		if err != nil {
+			_ = nc.Close()
+			return nil, err
+		}
+		var init rpc.InitializeResult
+		if err := c.Call(cctx, "initialize", rpc.InitializeParams{ClientInfo: &rpc.ClientInfo{Name: "agentd-web", Version: version}}, &init); err != nil {
+			c.Close()
+			return nil, err
+		}
+		return c, nil
+	}
+}

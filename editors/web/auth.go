@@ -1,0 +1,209 @@
+package web
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// TokenBytes is the access token's size: 256 random bits, well past the
+// 128 a guess must beat.
+const TokenBytes = 32
+
+// Tokens reads the access token from its file. The file is read again
+// when it changes, so `agentd web --rotate` in another terminal voids the
+// cookies of a page server already running.
+type Tokens struct {
+	path string
+
+	mu    sync.Mutex
+	token []byte
+	mod   time.Time
+	size  int64
+}
+
+// NewTokens reads the token at path, making one (0600, in a 0700 folder)
+// when there is none.
+func NewTokens(path string) (*Tokens, error) {
+	t := &Tokens{path: path}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		if err := Rotate(path); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := t.current(); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// Rotate writes a new random token to path: every link and cookie made
+// from the old one stops working.
+func Rotate(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	b := make([]byte, TokenBytes)
+	if _, err := rand.Read(b); err != nil {
+		return err
+	}
+	tmp := path + ".new"
+	if err := os.WriteFile(tmp, []byte(base64.RawURLEncoding.EncodeToString(b)+"\n"), 0o600); err != nil {
+		return err
+	}
+	// WriteFile keeps an existing file's mode: make sure of 0600.
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// current is the token now in the file.
+func (t *Tokens) current() ([]byte, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	st, err := os.Stat(t.path)
+	if err != nil {
+		return nil, fmt.Errorf("web token %s: %w", t.path, err)
+	}
+	if st.ModTime().Equal(t.mod) && st.Size() == t.size && t.token != nil {
+		return t.token, nil
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("web token %s: mode %#o lets others read it; run `agentd web --rotate` for a new one (0600)", t.path, st.Mode().Perm())
+	}
+	b, err := os.ReadFile(t.path)
+	if err != nil {
+		return nil, fmt.Errorf("web token %s: %w", t.path, err)
+	}
+	tok := []byte(strings.TrimSpace(string(b)))
+	if raw, err := base64.RawURLEncoding.DecodeString(string(tok)); err != nil || len(raw) < 16 {
+		return nil, fmt.Errorf("web token %s: not a token of at least 128 bits; run `agentd web --rotate`", t.path)
+	}
+	t.token, t.mod, t.size = tok, st.ModTime(), st.Size()
+	return t.token, nil
+}
+
+// Token is the current token, for the URL agentd web prints.
+func (t *Tokens) Token() (string, error) {
+	b, err := t.current()
+	return string(b), err
+}
+
+// checkToken compares a presented token with the current one in constant time.
+func (t *Tokens) checkToken(presented string) bool {
+	cur, err := t.current()
+	if err != nil {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(presented), cur) == 1
+}
+
+// mac is HMAC-SHA256 keyed by the current token: the cookie and the CSRF
+// token are derived from it, so a new token voids both, across restarts,
+// with nothing stored.
+func mac(key []byte, parts ...string) string {
+	m := hmac.New(sha256.New, key)
+	for _, p := range parts {
+		m.Write([]byte(p))
+		m.Write([]byte{0})
+	}
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// cookieLife is how long a signed-in browser stays signed in.
+const cookieLife = 30 * 24 * time.Hour
+
+// newCookie is "<issued unix seconds>.<mac>".
+func (t *Tokens) newCookie(now time.Time) (string, error) {
+	key, err := t.current()
+	if err != nil {
+		return "", err
+	}
+	ts := strconv.FormatInt(now.Unix(), 10)
+	return ts + "." + mac(key, "cookie", ts), nil
+}
+
+// checkCookie says whether the cookie was made from the current token and
+// has not expired.
+func (t *Tokens) checkCookie(v string, now time.Time) bool {
+	key, err := t.current()
+	if err != nil {
+		return false
+	}
+	ts, sum, ok := strings.Cut(v, ".")
+	if !ok {
+		return false
+	}
+	want := mac(key, "cookie", ts)
+	if subtle.ConstantTimeCompare([]byte(sum), []byte(want)) != 1 {
+		return false
+	}
+	sec, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil {
+		return false
+	}
+	issued := time.Unix(sec, 0)
+	return !issued.After(now.Add(time.Minute)) && now.Sub(issued) < cookieLife
+}
+
+// csrf is the token a page sends with every state-changing request: bound
+// to its cookie, so one page's token is no good with another's cookie.
+func (t *Tokens) csrf(cookie string) (string, error) {
+	key, err := t.current()
+	if err != nil {
+		return "", err
+	}
+	return mac(key, "csrf", cookie), nil
+}
+
+func (t *Tokens) checkCSRF(cookie, presented string) bool {
+	want, err := t.csrf(cookie)
+	if err != nil || presented == "" {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(presented), []byte(want)) == 1
+}
+
+// limiter counts failed logins: past max within window, every login is
+// refused until the window has passed since the last failure. One count
+// for all: behind `tailscale serve` every request comes from 127.0.0.1.
+type limiter struct {
+	mu       sync.Mutex
+	max      int
+	window   time.Duration
+	failures []time.Time
+}
+
+func (l *limiter) blocked(now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.prune(now)
+	return len(l.failures) >= l.max
+}
+
+func (l *limiter) fail(now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.prune(now)
+	l.failures = append(l.failures, now)
+}
+
+func (l *limiter) prune(now time.Time) {
+	i := 0
+	for i < len(l.failures) && now.Sub(l.failures[i]) >= l.window {
+		i++
+	}
+	l.failures = l.failures[i:]
+}

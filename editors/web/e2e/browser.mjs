@@ -1,0 +1,167 @@
+// The web page in Debian's Chromium (playwright-core), against the real
+// daemon, the real `agentd web`, the demo agent and the real Claude Code
+// on a fake model server. browser_test.go starts all of those, blocks both
+// agents on their permission prompts and runs this script with:
+//   LINK       the link agentd web printed (with its token)
+//   CHROMIUM   the browser (default /usr/bin/chromium)
+//   ARTIFACTS  where screenshots go
+//   DEMO, CLAUDE  the two session ids; CLAUDE_FILE the file Claude's command makes
+// Each step prints "ok N - what" or "not ok N - what: why"; the last line is
+// "# pass N" / "# fail N", and the exit code is non-zero on any failure.
+import { chromium } from 'playwright-core';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const need = (k, d) => process.env[k] || d || (() => { throw new Error(`${k} is not set`); })();
+const LINK = need('LINK');
+const ARTIFACTS = need('ARTIFACTS');
+const DEMO = need('DEMO');
+const CLAUDE = need('CLAUDE');
+const CLAUDE_FILE = need('CLAUDE_FILE');
+// Generous: a guard against a hang on a busy 2-core machine, not a speed test.
+const WAIT = 60_000;
+
+let n = 0, pass = 0, fail = 0;
+async function step(what, fn) {
+  n++;
+  try {
+    await fn();
+    pass++;
+    console.log(`ok ${n} - ${what}`);
+  } catch (e) {
+    fail++;
+    console.log(`not ok ${n} - ${what}: ${(e && e.message || String(e)).split('\n').slice(0, 6).join(' | ')}`);
+    throw e;
+  }
+}
+
+async function waitFor(what, cond) {
+  const end = Date.now() + WAIT;
+  let last;
+  for (;;) {
+    try { last = await cond(); if (last === true) return; } catch (e) { last = e.message; }
+    if (Date.now() > end) throw new Error(`waited ${WAIT / 1000} s for ${what}; last saw ${JSON.stringify(last)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const shot = async (page, name) => page.screenshot({ path: path.join(ARTIFACTS, name), fullPage: false });
+const card = (page, id) => page.locator(`.card[data-session="${id}"]`);
+const notice = (page) => page.locator('#notice');
+
+const browser = await chromium.launch({
+  executablePath: need('CHROMIUM', '/usr/bin/chromium'),
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+});
+const errors = [];
+async function open(viewport, mobile) {
+  const ctx = await browser.newContext({ viewport, isMobile: mobile, hasTouch: mobile, deviceScaleFactor: 1 });
+  const page = await ctx.newPage();
+  page.setDefaultTimeout(WAIT);
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('pageerror', (e) => errors.push(e.message));
+  return { ctx, page };
+}
+
+try {
+  const phone = await open({ width: 390, height: 844 }, true);
+  const desk = await open({ width: 1280, height: 800 }, false);
+
+  await step('the printed link signs in and the token leaves the address bar', async () => {
+    await phone.page.goto(LINK);
+    await phone.page.waitForURL((u) => u.pathname === '/' && !u.search.includes('token'));
+    const cookies = await phone.ctx.cookies();
+    const c = cookies.find((x) => x.name === 'agentd_web');
+    if (!c || !c.httpOnly || c.sameSite !== 'Strict') throw new Error('cookie ' + JSON.stringify(cookies));
+    if (await phone.page.evaluate(() => document.cookie.includes('agentd_web'))) throw new Error('the cookie is readable from script');
+  });
+
+  await step('phone: both sessions are listed as blocked, with the question', async () => {
+    for (const id of [DEMO, CLAUDE]) {
+      await card(phone.page, id).locator('.badge', { hasText: 'blocked' }).waitFor();
+    }
+    await card(phone.page, CLAUDE).locator('.q', { hasText: 'Do you want to proceed?' }).waitFor();
+    await shot(phone.page, 'phone-390x844-list.png');
+  });
+
+  await step('phone: the demo agent shows its question, options as buttons, and its screen', async () => {
+    await card(phone.page, DEMO).click();
+    await phone.page.locator('.prompt .question', { hasText: 'Do you want to proceed?' }).waitFor();
+    const labels = await phone.page.locator('.prompt .options button').allTextContents();
+    if (labels[0] !== 'Yes' || labels.length !== 3) throw new Error('buttons ' + JSON.stringify(labels));
+    await phone.page.locator('#screen', { hasText: 'touch NOTES.md' }).waitFor();
+    // agentd web runs without --allow-input: no box to type into the agent.
+    if (await phone.page.locator('#sendform').isVisible()) throw new Error('the typing box shows without --allow-input');
+    await shot(phone.page, 'phone-390x844-demo-blocked.png');
+  });
+
+  await step('phone: tapping Yes answers the demo agent; it finishes, and looking at it marks it seen (idle)', async () => {
+    await phone.page.locator('.prompt .options button', { hasText: /^Yes$/ }).tap();
+    await notice(phone.page).filter({ hasText: 'Answered' }).waitFor();
+    // done → the page marks it seen → idle.
+    await phone.page.locator('#info .badge', { hasText: /^idle$/ }).waitFor();
+    await waitFor('the prompt card to leave', async () => (await phone.page.locator('.prompt').count()) === 0);
+  });
+
+  await step('desktop: signs in, lists both, and shows Claude Code\'s question and its coloured screen', async () => {
+    await desk.page.goto(LINK);
+    await desk.page.waitForURL((u) => u.pathname === '/');
+    await card(desk.page, CLAUDE).click();
+    await desk.page.locator('.prompt .question', { hasText: 'Do you want to proceed?' }).waitFor();
+    const labels = await desk.page.locator('.prompt .options button').allTextContents();
+    if (labels[0] !== 'Yes' || labels[labels.length - 1] !== 'No') throw new Error('buttons ' + JSON.stringify(labels));
+    await desk.page.locator('#screen', { hasText: 'Bash command' }).waitFor();
+    const colours = await desk.page.evaluate(() => [...document.querySelectorAll('#screen span')].filter((s) => s.style.color).length);
+    if (colours === 0) throw new Error('no coloured run on the screen');
+    await shot(desk.page, 'desktop-1280x800-claude-blocked.png');
+  });
+
+  // The desktop tab stops hearing from the server, as a laptop whose lid
+  // closed or a phone on a flaky network would: its event stream is closed
+  // (Chromium's offline emulation leaves an open loopback stream alone)
+  // and any reconnection is refused, so it keeps showing the prompt after
+  // the phone answered it.
+  await step('desktop: its live feed is cut (it will show a stale prompt)', async () => {
+    await desk.page.route('**/api/events**', (r) => r.abort());
+    await desk.page.evaluate(() => source.close()); // eslint-disable-line no-undef
+  });
+
+  await step('phone: tapping Yes on Claude Code runs its command (the file exists)', async () => {
+    await phone.page.locator('#back').tap();
+    await card(phone.page, CLAUDE).tap();
+    await phone.page.locator('.prompt .question', { hasText: 'Do you want to proceed?' }).waitFor();
+    await shot(phone.page, 'phone-390x844-claude-blocked.png');
+    await phone.page.locator('.prompt .options button', { hasText: /^Yes$/ }).tap();
+    await notice(phone.page).filter({ hasText: 'Answered' }).waitFor();
+    await waitFor(CLAUDE_FILE + ' to exist', () => fs.existsSync(CLAUDE_FILE));
+    await waitFor('Claude Code to leave blocked on the phone', async () =>
+      !(await phone.page.locator('#info .badge').textContent()).includes('blocked'));
+    await shot(phone.page, 'phone-390x844-claude-answered.png');
+  });
+
+  await step('desktop: a second tap on the now-stale prompt is refused, and the page says so', async () => {
+    const yes = desk.page.locator('.prompt .options button', { hasText: /^Yes$/ });
+    if (!(await yes.isVisible())) throw new Error('the stale prompt is no longer shown: the feed was not cut');
+    await yes.click();
+    await notice(desk.page).filter({ hasText: 'no longer the one on screen' }).waitFor();
+    const text = await notice(desk.page).textContent();
+    if (!/Nothing was typed/.test(text) || !/-3202[15]/.test(text)) throw new Error('notice: ' + text);
+    // Refused, the page fetches the sessions as they are: the stale card goes.
+    await waitFor('the stale prompt card to leave the desktop page', async () => (await desk.page.locator('.prompt').count()) === 0);
+    await shot(desk.page, 'desktop-1280x800-stale-refused.png');
+  });
+
+  await step('no script errors and no CSP violations in either page', async () => {
+    // The refused stale answer is a 409 by design; the aborted event stream is net::ERR_FAILED.
+    const bad = errors.filter((e) => !/status of 409 \(Conflict\)|net::ERR_FAILED/.test(e));
+    if (bad.length) throw new Error(bad.join(' | '));
+  });
+} catch (e) {
+  if (n === pass + fail && fail === 0) { fail++; console.log(`not ok ${n + 1} - setup: ${e.message}`); }
+} finally {
+  await browser.close();
+  console.log(`# pass ${pass}`);
+  console.log(`# fail ${fail}`);
+  process.exit(fail ? 1 : 0);
+}

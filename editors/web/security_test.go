@@ -1,0 +1,426 @@
+package web
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentd/agentd/rpc"
+)
+
+// Each test here removes one guard's way round: it fails if that guard is
+// taken out of the server.
+
+func TestNoCookieIsRefused(t *testing.T) {
+	p := newPage(t, pageOpts{})
+	for _, path := range []string{"/api/sessions", "/api/hello", "/api/events"} {
+		res, body := p.do("GET", path, "", nil)
+		if res.StatusCode != http.StatusUnauthorized || !strings.Contains(body, "not signed in") {
+			t.Errorf("GET %s without a cookie: %d %s, want 401 not signed in", path, res.StatusCode, body)
+		}
+	}
+	res, body := p.do("GET", "/", "", nil)
+	if res.StatusCode != http.StatusUnauthorized || strings.Contains(body, "app.js") {
+		t.Errorf("GET / without a cookie: %d, page has the app: %v; want 401 and the sign-in page", res.StatusCode, strings.Contains(body, "app.js"))
+	}
+	res, body = p.post("/api/answer", `{"sessionId":"s1","promptId":"x","optionId":"1"}`, "anything", nil)
+	if res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("POST /api/answer without a cookie: %d %s, want 401", res.StatusCode, body)
+	}
+}
+
+func TestWrongTokenAndForgedCookie(t *testing.T) {
+	p := newPage(t, pageOpts{})
+	res, body := p.do("GET", "/login?token="+strings.Repeat("A", 43), "", nil)
+	if res.StatusCode != http.StatusUnauthorized || len(res.Cookies()) != 0 {
+		t.Fatalf("login with a wrong token: %d cookies %v %s, want 401 and no cookie", res.StatusCode, res.Cookies(), body)
+	}
+	res, _ = p.do("GET", "/login", "", nil)
+	if res.StatusCode != http.StatusUnauthorized || len(res.Cookies()) != 0 {
+		t.Fatalf("login with no token: %d, want 401 and no cookie", res.StatusCode)
+	}
+	// A cookie of the right shape not made from the token.
+	issued := fmt.Sprint(time.Now().Unix())
+	res, body = p.do("GET", "/api/sessions", "", func(r *http.Request) {
+		r.AddCookie(&http.Cookie{Name: CookieName, Value: issued + "." + mac([]byte("not-the-token"), "cookie", issued)})
+	})
+	if res.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("a forged cookie: %d %s, want 401", res.StatusCode, body)
+	}
+	// The right token signs in, with the cookie's flags.
+	p.login()
+	res, _ = p.do("GET", "/login?token="+p.token(), "", nil)
+	c := res.Cookies()[0]
+	if !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Secure {
+		t.Errorf("cookie flags: HttpOnly %v SameSite %v Secure %v; want HttpOnly, Strict, not Secure without TLS", c.HttpOnly, c.SameSite, c.Secure)
+	}
+	if strings.Contains(c.Value, p.token()) {
+		t.Error("the cookie carries the token itself")
+	}
+	res, body = p.do("GET", "/api/sessions", "", nil)
+	if res.StatusCode != 200 {
+		t.Fatalf("signed in: /api/sessions %d %s", res.StatusCode, body)
+	}
+}
+
+func TestForgedHostIsRefused(t *testing.T) {
+	p := newPage(t, pageOpts{})
+	p.login()
+	// Go's client picks cookies by the Host header: the signed-in cookie is
+	// added by hand, so only the Host stands between the request and an answer.
+	cookie := p.cookies()[0]
+	as := func(host string) func(*http.Request) {
+		return func(r *http.Request) { r.Host = host; r.AddCookie(cookie) }
+	}
+	for _, path := range []string{"/", "/api/sessions", "/login?token=" + p.token(), "/app.js"} {
+		res, body := p.do("GET", path, "", as("attacker.example:80"))
+		if res.StatusCode != http.StatusMisdirectedRequest || !strings.Contains(body, "attacker.example") {
+			t.Errorf("GET %s with Host attacker.example: %d %s, want 421 naming the host", path, res.StatusCode, body)
+		}
+	}
+	// The names it was given pass: localhost on its port.
+	res, body := p.do("GET", "/api/sessions", "", as("localhost:"+portOf(p.ts.Listener)))
+	if res.StatusCode != 200 {
+		t.Errorf("Host localhost:port: %d %s, want 200", res.StatusCode, body)
+	}
+}
+
+func TestCrossOriginPostIsRefused(t *testing.T) {
+	p := newPage(t, pageOpts{})
+	p.login()
+	csrf := p.csrf()
+	for _, origin := range []string{"http://attacker.example", "null", ""} {
+		res, body := p.post("/api/seen", `{"sessionId":"s1"}`, csrf, func(r *http.Request) {
+			if origin == "" {
+				r.Header.Del("Origin")
+			} else {
+				r.Header.Set("Origin", origin)
+			}
+		})
+		if res.StatusCode != http.StatusForbidden || !strings.Contains(body, "origin") {
+			t.Errorf("POST with Origin %q: %d %s, want 403 naming the origin", origin, res.StatusCode, body)
+		}
+		for k := range res.Header {
+			if strings.HasPrefix(k, "Access-Control-") {
+				t.Errorf("a CORS header in the answer: %s", k)
+			}
+		}
+	}
+	if !strings.Contains(p.logText(), "refused a request from another origin") {
+		t.Error("the refusal is not logged")
+	}
+}
+
+// Behind `tailscale serve` the page's origin is the tailnet name over
+// https, whatever Host reaches the server: a name given with --host is a
+// page of this server; a look-alike is not.
+func TestOriginOfANameGivenWithHost(t *testing.T) {
+	p := newPage(t, pageOpts{hosts: []string{"box.tailnet.ts.net"}})
+	p.login()
+	csrf := p.csrf()
+	for origin, ok := range map[string]bool{
+		"https://box.tailnet.ts.net":          true,
+		"https://box.tailnet.ts.net.evil.com": false,
+		"https://evil.com":                    false,
+		"https://box.tailnet.ts.net/path":     false,
+	} {
+		res, body := p.post("/api/seen", `{"sessionId":"s1"}`, csrf, func(r *http.Request) { r.Header.Set("Origin", origin) })
+		if got := res.StatusCode != http.StatusForbidden; got != ok {
+			t.Errorf("Origin %q: %d %s; want allowed %v", origin, res.StatusCode, body, ok)
+		}
+	}
+}
+
+func TestMissingCSRFTokenIsRefused(t *testing.T) {
+	p := newPage(t, pageOpts{})
+	p.login()
+	other := newPage(t, pageOpts{})
+	other.login()
+	for name, tok := range map[string]string{"none": "", "wrong": strings.Repeat("x", 43), "another page's": other.csrf()} {
+		res, body := p.post("/api/seen", `{"sessionId":"s1"}`, tok, nil)
+		if res.StatusCode != http.StatusForbidden || !strings.Contains(body, "CSRF") {
+			t.Errorf("POST with %s CSRF token: %d %s, want 403", name, res.StatusCode, body)
+		}
+	}
+	// With its own token it gets past the guards (to a daemon that is not there).
+	res, body := p.post("/api/seen", `{"sessionId":"s1"}`, p.csrf(), nil)
+	if res.StatusCode == http.StatusForbidden {
+		t.Errorf("POST with the page's own CSRF token: %d %s", res.StatusCode, body)
+	}
+}
+
+func TestOversizedBodyIsRefused(t *testing.T) {
+	p := newPage(t, pageOpts{})
+	p.login()
+	big := `{"sessionId":"s1","promptId":"p","text":"` + strings.Repeat("a", MaxBody) + `"}`
+	res, body := p.post("/api/answer", big, p.csrf(), nil)
+	if res.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Fatalf("a %d-byte answer: %d %s, want 413", len(big), res.StatusCode, body)
+	}
+	res, body = p.post("/api/answer", `{"sessionId":"s1","promptId":"p","optionId":"1","extra":1}`, p.csrf(), nil)
+	if res.StatusCode != http.StatusBadRequest || !strings.Contains(body, "extra") {
+		t.Fatalf("an answer with an unknown field: %d %s, want 400 naming it", res.StatusCode, body)
+	}
+}
+
+func TestBadLoginsAreRateLimited(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	p := newPage(t, pageOpts{now: clock})
+	for i := 0; i < 5; i++ {
+		res, _ := p.do("GET", "/login?token=wrong", "", nil)
+		if res.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("wrong login %d: %d, want 401", i+1, res.StatusCode)
+		}
+	}
+	// Past the limit even the right token waits: a guesser learns nothing.
+	res, body := p.do("GET", "/login?token="+p.token(), "", nil)
+	if res.StatusCode != http.StatusTooManyRequests || len(res.Cookies()) != 0 || res.Header.Get("Retry-After") == "" {
+		t.Fatalf("login after 5 failures: %d %s, want 429 with Retry-After and no cookie", res.StatusCode, body)
+	}
+	mu.Lock()
+	now = now.Add(61 * time.Second)
+	mu.Unlock()
+	p.login()
+}
+
+func TestRotationEndsOldCookies(t *testing.T) {
+	p := newPage(t, pageOpts{})
+	p.login()
+	old := p.token()
+	csrf := p.csrf()
+	if err := Rotate(p.tokenPath); err != nil {
+		t.Fatal(err)
+	}
+	if p.token() == old {
+		t.Fatal("Rotate wrote the same token")
+	}
+	if st, _ := os.Stat(p.tokenPath); st.Mode().Perm() != 0o600 {
+		t.Fatalf("token file mode %#o, want 0600", st.Mode().Perm())
+	}
+	res, body := p.do("GET", "/api/sessions", "", nil)
+	if res.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("old cookie after rotation: %d %s, want 401", res.StatusCode, body)
+	}
+	res, _ = p.post("/api/seen", `{"sessionId":"s1"}`, csrf, nil)
+	if res.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("old cookie and CSRF token after rotation: %d, want 401", res.StatusCode)
+	}
+	res, _ = p.do("GET", "/login?token="+old, "", nil)
+	if res.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("old link after rotation: %d, want 401", res.StatusCode)
+	}
+	// A server started afresh on the new token (a restart) does not take the old cookie either.
+	tokens, err := NewTokens(p.tokenPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldCookie := p.cookies()[0].Value
+	if tokens.checkCookie(oldCookie, time.Now()) {
+		t.Fatal("a fresh server accepts a cookie of the old token")
+	}
+	p.login()
+}
+
+func TestTokenFileOthersCanReadIsRefused(t *testing.T) {
+	p := newPage(t, pageOpts{})
+	p.login()
+	if err := os.Chmod(p.tokenPath, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Touch it so the server reads it again.
+	later := time.Now().Add(time.Second)
+	_ = os.Chtimes(p.tokenPath, later, later)
+	res, _ := p.do("GET", "/api/sessions", "", nil)
+	if res.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("token file 0644: %d, want 401", res.StatusCode)
+	}
+	if _, err := NewTokens(p.tokenPath); err == nil || !strings.Contains(err.Error(), "0644") {
+		t.Fatalf("NewTokens on a 0644 file: %v, want an error naming the mode", err)
+	}
+}
+
+func TestPageHasStrictCSPAndNoInlineScript(t *testing.T) {
+	p := newPage(t, pageOpts{})
+	p.login()
+	res, body := p.do("GET", "/", "", nil)
+	if res.StatusCode != 200 || !strings.Contains(body, `src="/app.js"`) {
+		t.Fatalf("GET / signed in: %d, want the page", res.StatusCode)
+	}
+	csp := res.Header.Get("Content-Security-Policy")
+	for _, want := range []string{"default-src 'none'", "script-src 'self'", "frame-ancestors 'none'"} {
+		if !strings.Contains(csp, want) {
+			t.Errorf("CSP %q lacks %q", csp, want)
+		}
+	}
+	if strings.Contains(csp, "unsafe") {
+		t.Errorf("CSP allows unsafe: %q", csp)
+	}
+	for _, f := range []string{"static/index.html", "static/signin.html"} {
+		b, _ := staticFiles.ReadFile(f)
+		if m := regexp.MustCompile(`<script(?:\s[^>]*)?>[^<]+</script>|\son[a-z]+=`).Find(b); m != nil {
+			t.Errorf("%s has inline script: %s", f, m)
+		}
+	}
+	res, _ = p.do("GET", "/app.js", "", nil)
+	if !strings.HasPrefix(res.Header.Get("Content-Type"), "text/javascript") || res.Header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Errorf("app.js: Content-Type %q nosniff %q", res.Header.Get("Content-Type"), res.Header.Get("X-Content-Type-Options"))
+	}
+}
+
+// TestReplayedPromptIsRefused answers the real demo agent's permission
+// prompt twice with the promptId the page showed: the first is typed, the
+// second gets runtime_answer's own error and types nothing.
+func TestReplayedPromptIsRefused(t *testing.T) {
+	d, id := startDaemon(t)
+	p := newPage(t, pageOpts{dial: d.dial()})
+	blocked := d.blockDemo(id)
+	p.login()
+	// The page learns what it shows, not the argv, pid or environment.
+	if res, list := p.do("GET", "/api/sessions", "", nil); res.StatusCode != 200 || !strings.Contains(list, blocked.Prompt.ID) ||
+		strings.Contains(list, `"argv"`) || strings.Contains(list, `"pid"`) {
+		t.Fatalf("/api/sessions: %d %s; want the prompt and no argv or pid", res.StatusCode, list)
+	}
+	csrf := p.csrf()
+	body := fmt.Sprintf(`{"sessionId":%q,"promptId":%q,"optionId":"1"}`, id, blocked.Prompt.ID)
+	res, out := p.post("/api/answer", body, csrf, func(r *http.Request) { r.Header.Set("User-Agent", "phone-test/1") })
+	if res.StatusCode != 200 {
+		t.Fatalf("first answer: %d %s", res.StatusCode, out)
+	}
+	var ans rpc.AnswerResult
+	_ = json.Unmarshal([]byte(out), &ans)
+	if ans.State == "blocked" {
+		t.Fatalf("first answer left it blocked: %s", out)
+	}
+	res, out = p.post("/api/answer", body, csrf, nil)
+	var e apiError
+	_ = json.Unmarshal([]byte(out), &e)
+	if res.StatusCode != http.StatusConflict || (e.Code != rpc.CodePromptStale && e.Code != rpc.CodeAlreadyAnswered) || e.Error == "" {
+		t.Fatalf("replayed answer: %d %s, want 409 with -32021 or -32025 and the daemon's message", res.StatusCode, out)
+	}
+	// Nothing was typed: the demo agent went on to run its command and
+	// finish, with no second "1" in its draft.
+	done := d.waitState(id, "done")
+	var screen rpc.ReadResult
+	if err := d.c.Call(t.Context(), "session/read", rpc.SessionRef{SessionID: id}, &screen); err != nil {
+		t.Fatal(err)
+	}
+	if last := screen.Rows[len(screen.Rows)-1]; strings.Contains(strings.Join(screen.Rows, "\n"), "> 1") {
+		t.Fatalf("the replay was typed; screen ends %q", last)
+	}
+	_ = done
+	log := p.logText()
+	if !strings.Contains(log, "web: answer") || !strings.Contains(log, "ua=phone-test/1") || !strings.Contains(log, "remote=127.0.0.1:") {
+		t.Fatalf("the answer is not logged with where it came from:\n%s", log)
+	}
+}
+
+// TestInputNeedsAllowInput: typing into an agent is its own opt-in.
+func TestInputNeedsAllowInput(t *testing.T) {
+	d, id := startDaemon(t)
+	d.waitState(id, "idle")
+	off := newPage(t, pageOpts{dial: d.dial()})
+	off.login()
+	body := fmt.Sprintf(`{"sessionId":%q,"text":"make notes","submit":true}`, id)
+	res, out := off.post("/api/send", body, off.csrf(), nil)
+	if res.StatusCode != http.StatusForbidden || !strings.Contains(out, "--allow-input") {
+		t.Fatalf("send without --allow-input: %d %s, want 403 naming the flag", res.StatusCode, out)
+	}
+	on := newPage(t, pageOpts{dial: d.dial(), allowInput: true})
+	on.login()
+	res, out = on.post("/api/send", body, on.csrf(), nil)
+	if res.StatusCode != 200 {
+		t.Fatalf("send with --allow-input: %d %s", res.StatusCode, out)
+	}
+	d.waitState(id, "blocked")
+	// While it waits on its prompt, typing is refused by the daemon's guard.
+	res, out = on.post("/api/send", body, on.csrf(), nil)
+	if res.StatusCode != http.StatusConflict || !strings.Contains(out, fmt.Sprint(rpc.CodeSessionBlocked)) {
+		t.Fatalf("send while blocked: %d %s, want 409 -32020", res.StatusCode, out)
+	}
+	if !strings.Contains(on.logText(), "web: input") {
+		t.Fatal("the input is not logged")
+	}
+}
+
+// TestPageHearsOfNewAndEndedSessions: an open page's live feed lists a
+// session started after it opened, and its end.
+func TestPageHearsOfNewAndEndedSessions(t *testing.T) {
+	d, _ := startDaemon(t)
+	p := newPage(t, pageOpts{dial: d.dial()})
+	p.login()
+	req, _ := http.NewRequestWithContext(t.Context(), "GET", p.base+"/api/events", nil)
+	res, err := p.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	events := make(chan string, 64)
+	go func() {
+		sc := bufio.NewScanner(res.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		var name string
+		for sc.Scan() {
+			line := sc.Text()
+			if v, ok := strings.CutPrefix(line, "event: "); ok {
+				name = v
+			} else if v, ok := strings.CutPrefix(line, "data: "); ok {
+				events <- name + " " + v
+			}
+		}
+		close(events)
+	}()
+	var s rpc.Session
+	if err := d.c.Call(t.Context(), "session/spawn", rpc.SpawnParams{Argv: []string{"sleep", "600"}, Cwd: t.TempDir(), Name: "late-comer"}, &s); err != nil {
+		t.Fatal(err)
+	}
+	await := func(what string, ok func(string) bool) {
+		t.Helper()
+		var seen []string
+		deadline := time.After(60 * time.Second)
+		for {
+			select {
+			case ev, open := <-events:
+				if !open {
+					t.Fatalf("the event stream ended while waiting for %s; saw %q", what, seen)
+				}
+				if ok(ev) {
+					return
+				}
+				seen = append(seen, ev[:min(len(ev), 120)])
+			case <-deadline:
+				t.Fatalf("waited 60 s for %s on the page's feed; saw %q", what, seen)
+			}
+		}
+	}
+	await("the new session", func(ev string) bool { return strings.Contains(ev, `"late-comer"`) })
+	if err := d.c.Call(t.Context(), "session/kill", rpc.KillParams{SessionID: s.SessionID, Signal: "KILL"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	await("its end", func(ev string) bool {
+		return strings.Contains(ev, `"late-comer"`) && strings.Contains(ev, `"state":"exited"`)
+	})
+}
+
+// Under TLS a page's origin is https: an http origin of the same name is
+// another origin (a downgraded or injected page) and is refused.
+func TestTLSRefusesHTTPOrigins(t *testing.T) {
+	tokens, err := NewTokens(t.TempDir() + "/web-token")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(Options{Tokens: tokens, TLS: true, Hosts: []string{"box.example:8443"}})
+	for origin, want := range map[string]bool{"https://box.example:8443": true, "http://box.example:8443": false, "https://other.example:8443": false} {
+		if got := s.originAllowed(origin); got != want {
+			t.Errorf("TLS server, Origin %q: allowed %v, want %v", origin, got, want)
+		}
+	}
+}

@@ -1,0 +1,438 @@
+// Package web is agentd's third client beside VS Code and Neovim: a page
+// for a phone or a browser that lists the sessions, shows a blocked
+// session's question with its options as buttons, draws the agent's
+// screen, and answers through runtime_answer. Its server is a client of
+// the daemon's socket like the CLI, so the daemon pays nothing while no
+// page server runs. The page's files are embedded (static/), served as
+// files so the Content-Security-Policy needs no inline script.
+package web
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/agentd/agentd/rpc"
+)
+
+//go:embed static
+var staticFiles embed.FS
+
+// CookieName is the signed-in browser's cookie.
+const CookieName = "agentd_web"
+
+// MaxBody bounds a request body: an answer is a few hundred bytes.
+const MaxBody = 16 << 10
+
+// Options configure a page server.
+type Options struct {
+	Tokens *Tokens
+	Dial   DialFunc
+	// Hosts are the Host header values the page answers to ("name" or
+	// "name:port"); anything else is refused (DNS rebinding).
+	Hosts []string
+	// TLS: cookies are Secure and origins are https.
+	TLS bool
+	// AllowInput lets the page type into an agent (runtime_send), not
+	// only answer its prompts.
+	AllowInput bool
+	Version    string
+	Log        *slog.Logger
+	// LoginFailures within LoginWindow lock logins until the window passes
+	// (defaults 5 and 1 minute).
+	LoginFailures int
+	LoginWindow   time.Duration
+	Now           func() time.Time
+}
+
+// Server serves the page and its API.
+type Server struct {
+	o      Options
+	b      *bridge
+	logins *limiter
+	hosts  map[string]bool
+	mux    *http.ServeMux
+}
+
+// New makes a page server; Start connects it to the daemon.
+func New(o Options) *Server {
+	if o.Log == nil {
+		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.LoginFailures == 0 {
+		o.LoginFailures = 5
+	}
+	if o.LoginWindow == 0 {
+		o.LoginWindow = time.Minute
+	}
+	s := &Server{o: o, b: newBridge(o.Dial, o.Log), logins: &limiter{max: o.LoginFailures, window: o.LoginWindow}, hosts: map[string]bool{}}
+	for _, h := range o.Hosts {
+		s.hosts[strings.ToLower(h)] = true
+	}
+	s.routes()
+	return s
+}
+
+// Start connects to the daemon and keeps connecting until ctx ends. It
+// returns the first attempt's error (the server still runs: it tries
+// again every 2 s, and the page says it is not connected).
+func (s *Server) Start(ctx context.Context) error {
+	ready := make(chan error, 1)
+	go s.b.run(ctx, ready)
+	return <-ready
+}
+
+func (s *Server) routes() {
+	m := http.NewServeMux()
+	assets, _ := fs.Sub(staticFiles, "static")
+	files := http.FileServerFS(assets)
+	m.Handle("GET /app.js", files)
+	m.Handle("GET /app.css", files)
+	m.Handle("GET /icon.svg", files)
+	m.HandleFunc("GET /login", s.login)
+	m.HandleFunc("GET /{$}", s.index)
+	m.HandleFunc("GET /api/hello", s.signedIn(s.hello))
+	m.HandleFunc("GET /api/sessions", s.signedIn(s.sessions))
+	m.HandleFunc("GET /api/events", s.signedIn(s.events))
+	m.HandleFunc("POST /api/answer", s.changes(s.answer))
+	m.HandleFunc("POST /api/seen", s.changes(s.seen))
+	m.HandleFunc("POST /api/send", s.changes(s.send))
+	s.mux = m
+}
+
+// ServeHTTP checks the Host first, sets the headers every answer carries
+// and never any CORS header: the page talks only to its own origin.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+	if s.o.TLS {
+		h.Set("Strict-Transport-Security", "max-age=31536000")
+	}
+	if !s.hostAllowed(r.Host) {
+		s.o.Log.Warn("web: refused a request for another Host", "host", r.Host, "remote", r.RemoteAddr, "ua", r.UserAgent())
+		httpError(w, http.StatusMisdirectedRequest, fmt.Sprintf("this server does not answer to Host %q (start agentd web with --host for another name)", r.Host))
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// originAllowed: a state-changing request must come from a page of one
+// of the names this server answers to. Not only r.Host: behind a proxy
+// such as `tailscale serve` the page's origin is https://NAME.ts.net
+// while the request may reach this server under another Host.
+func (s *Server) originAllowed(origin string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" || u.Path != "" || u.User != nil {
+		return false
+	}
+	switch u.Scheme {
+	case "https":
+	case "http":
+		if s.o.TLS {
+			return false
+		}
+	default:
+		return false
+	}
+	return s.hostAllowed(u.Host)
+}
+
+func (s *Server) hostAllowed(host string) bool {
+	host = strings.ToLower(host)
+	if s.hosts[host] {
+		return true
+	}
+	// A name given without a port matches it on any port.
+	if name, _, err := net.SplitHostPort(host); err == nil && s.hosts[name] {
+		return true
+	}
+	return false
+}
+
+// login exchanges the token in the link for a cookie, and sends the
+// browser on to / so the token leaves the address bar and its history.
+func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+	now := s.o.Now()
+	if s.logins.blocked(now) {
+		s.o.Log.Warn("web: login refused: too many failures", "remote", r.RemoteAddr, "ua", r.UserAgent())
+		w.Header().Set("Retry-After", fmt.Sprint(int(s.o.LoginWindow.Seconds())))
+		httpError(w, http.StatusTooManyRequests, "too many wrong tokens: wait a minute and open the link agentd web printed")
+		return
+	}
+	if !s.o.Tokens.checkToken(r.URL.Query().Get("token")) {
+		s.logins.fail(now)
+		s.o.Log.Warn("web: login with a wrong token", "remote", r.RemoteAddr, "ua", r.UserAgent())
+		httpError(w, http.StatusUnauthorized, "wrong or old token: open the link agentd web printed (agentd web --rotate makes old links stop working)")
+		return
+	}
+	v, err := s.o.Tokens.newCookie(now)
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: v, Path: "/", HttpOnly: true, Secure: s.o.TLS,
+		SameSite: http.SameSiteStrictMode, MaxAge: int(cookieLife.Seconds())})
+	s.o.Log.Info("web: signed in", "remote", r.RemoteAddr, "ua", r.UserAgent())
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// cookie is the request's valid cookie, or "".
+func (s *Server) cookie(r *http.Request) string {
+	c, err := r.Cookie(CookieName)
+	if err != nil || !s.o.Tokens.checkCookie(c.Value, s.o.Now()) {
+		return ""
+	}
+	return c.Value
+}
+
+func (s *Server) index(w http.ResponseWriter, r *http.Request) {
+	name := "static/index.html"
+	if s.cookie(r) == "" {
+		w.WriteHeader(http.StatusUnauthorized)
+		name = "static/signin.html"
+	}
+	b, _ := staticFiles.ReadFile(name)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, _ = w.Write(b)
+}
+
+// signedIn lets through requests with a valid cookie.
+func (s *Server) signedIn(h func(http.ResponseWriter, *http.Request, string)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		c := s.cookie(r)
+		if c == "" {
+			httpError(w, http.StatusUnauthorized, "not signed in: open the link agentd web printed")
+			return
+		}
+		h(w, r, c)
+	}
+}
+
+// changes guards a state-changing request: signed in, from this origin,
+// with the CSRF token, JSON, and small.
+func (s *Server) changes(h func(http.ResponseWriter, *http.Request, []byte)) http.HandlerFunc {
+	return s.signedIn(func(w http.ResponseWriter, r *http.Request, cookie string) {
+		if origin := r.Header.Get("Origin"); !s.originAllowed(origin) {
+			s.o.Log.Warn("web: refused a request from another origin", "origin", origin, "remote", r.RemoteAddr, "ua", r.UserAgent())
+			httpError(w, http.StatusForbidden, fmt.Sprintf("refused: the request came from origin %q, not from this page", origin))
+			return
+		}
+		if !s.o.Tokens.checkCSRF(cookie, r.Header.Get("X-CSRF-Token")) {
+			s.o.Log.Warn("web: refused a request without its CSRF token", "remote", r.RemoteAddr, "ua", r.UserAgent())
+			httpError(w, http.StatusForbidden, "refused: missing or wrong CSRF token (reload the page)")
+			return
+		}
+		if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+			httpError(w, http.StatusUnsupportedMediaType, "send JSON (Content-Type: application/json)")
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
+		if err != nil {
+			var tooBig *http.MaxBytesError
+			if errors.As(err, &tooBig) {
+				httpError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes", MaxBody))
+				return
+			}
+			httpError(w, http.StatusBadRequest, "reading the request: "+err.Error())
+			return
+		}
+		h(w, r, body)
+	})
+}
+
+func (s *Server) hello(w http.ResponseWriter, r *http.Request, cookie string) {
+	csrf, err := s.o.Tokens.csrf(cookie)
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"csrf": csrf, "allowInput": s.o.AllowInput, "version": s.o.Version})
+}
+
+func (s *Server) sessions(w http.ResponseWriter, r *http.Request, _ string) {
+	writeJSON(w, http.StatusOK, map[string]any{"sessions": s.b.list()})
+}
+
+// events is the page's live feed (server-sent events): the sessions, each
+// change of state, and the watched session's screen.
+func (s *Server) events(w http.ResponseWriter, r *http.Request, _ string) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		httpError(w, http.StatusInternalServerError, "streaming unsupported")
+		return
+	}
+	watchID := r.URL.Query().Get("watch")
+	if len(watchID) > 200 {
+		httpError(w, http.StatusBadRequest, "watch: session id too long")
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	fl.Flush()
+	st := s.b.open(r.Context(), watchID)
+	defer s.b.close(st)
+	keepAlive := time.NewTicker(25 * time.Second)
+	defer keepAlive.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-st.gone:
+			return
+		case <-keepAlive.C:
+			_, _ = io.WriteString(w, ": keep-alive\n\n")
+		case ev := <-st.ch:
+			if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.name, ev.data); err != nil {
+				return
+			}
+		}
+		fl.Flush()
+	}
+}
+
+// who is where a request came from, for the log.
+func who(r *http.Request) []any {
+	return []any{"remote", r.RemoteAddr, "ua", r.UserAgent()}
+}
+
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, body []byte) {
+	var p rpc.AnswerParams
+	if err := strictJSON(body, &p); err != nil {
+		httpError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if p.SessionID == "" || p.PromptID == "" || (p.OptionID == "" && p.Text == "") {
+		httpError(w, http.StatusBadRequest, "an answer needs sessionId, promptId and optionId or text")
+		return
+	}
+	// The log holds what was chosen and from where, never the text typed.
+	s.o.Log.Info("web: answer", append([]any{"session", p.SessionID, "prompt", p.PromptID, "option", p.OptionID, "textBytes", len(p.Text)}, who(r)...)...)
+	var res rpc.AnswerResult
+	if err := s.b.call(r.Context(), "runtime_answer", p, &res); err != nil {
+		s.o.Log.Info("web: answer refused", append([]any{"session", p.SessionID, "err", errorMessage(err)}, who(r)...)...)
+		rpcError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+func (s *Server) seen(w http.ResponseWriter, r *http.Request, body []byte) {
+	var p rpc.SessionRef
+	if err := strictJSON(body, &p); err != nil || p.SessionID == "" {
+		httpError(w, http.StatusBadRequest, "seen needs sessionId")
+		return
+	}
+	s.o.Log.Info("web: seen", append([]any{"session", p.SessionID}, who(r)...)...)
+	if err := s.b.call(r.Context(), "session/seen", p, nil); err != nil {
+		rpcError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, nil)
+}
+
+// send types text into an agent (runtime_send, refused while it waits on
+// a prompt): only with --allow-input.
+func (s *Server) send(w http.ResponseWriter, r *http.Request, body []byte) {
+	if !s.o.AllowInput {
+		s.o.Log.Warn("web: input refused (no --allow-input)", who(r)...)
+		httpError(w, http.StatusForbidden, "typing into agents is off: start agentd web with --allow-input")
+		return
+	}
+	var p rpc.SendParams
+	if err := strictJSON(body, &p); err != nil || p.SessionID == "" || p.Text == "" {
+		httpError(w, http.StatusBadRequest, "send needs sessionId and text")
+		return
+	}
+	s.o.Log.Info("web: input", append([]any{"session", p.SessionID, "textBytes", len(p.Text), "submit", p.Submit}, who(r)...)...)
+	if err := s.b.call(r.Context(), "runtime_send", p, nil); err != nil {
+		rpcError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, nil)
+}
+
+// strictJSON decodes one JSON object with no unknown fields.
+func strictJSON(body []byte, v any) error {
+	d := json.NewDecoder(strings.NewReader(string(body)))
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil {
+		return fmt.Errorf("bad JSON: %v", err)
+	}
+	return nil
+}
+
+// apiError is what the page is told when something is refused: the
+// daemon's code and words where it gave them (a stale prompt is -32021,
+// as runtime_answer says it), and the prompt on screen now.
+type apiError struct {
+	Error  string          `json:"error"`
+	Code   int64           `json:"code,omitempty"`
+	Prompt json.RawMessage `json:"prompt,omitempty"`
+}
+
+func httpError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, apiError{Error: msg})
+}
+
+func rpcError(w http.ResponseWriter, err error) {
+	var e *jsonrpc2.Error
+	if !errors.As(err, &e) {
+		status := http.StatusBadGateway
+		if errors.Is(err, context.Canceled) {
+			status = http.StatusServiceUnavailable
+		}
+		httpError(w, status, errorMessage(err))
+		return
+	}
+	out := apiError{Error: e.Message, Code: e.Code}
+	if e.Data != nil {
+		var d struct {
+			Prompt json.RawMessage `json:"prompt"`
+		}
+		if json.Unmarshal(*e.Data, &d) == nil {
+			out.Prompt = d.Prompt
+		}
+	}
+	status := http.StatusConflict
+	switch e.Code {
+	case rpc.CodeSessionNotFound:
+		status = http.StatusNotFound
+	case rpc.CodeInvalidParams, rpc.CodeOptionUnknown, rpc.CodeNotAnswerable:
+		status = http.StatusBadRequest
+	}
+	writeJSON(w, status, out)
+}
+
+func errorMessage(err error) string {
+	var e *jsonrpc2.Error
+	if errors.As(err, &e) {
+		return e.Message
+	}
+	return err.Error()
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
