@@ -112,8 +112,10 @@ try {
     const labels = await desk.page.locator('.prompt .options button').allTextContents();
     if (labels[0] !== 'Yes' || labels[labels.length - 1] !== 'No') throw new Error('buttons ' + JSON.stringify(labels));
     await desk.page.locator('#screen', { hasText: 'Bash command' }).waitFor();
-    const colours = await desk.page.evaluate(() => [...document.querySelectorAll('#screen span')].filter((s) => s.style.color).length);
-    if (colours === 0) throw new Error('no coloured run on the screen');
+    // The text may come before the first coloured frame of a screen the
+    // page has just opened: wait for colour, as a person would see it come.
+    await waitFor('a coloured run on the screen', async () =>
+      (await desk.page.evaluate(() => [...document.querySelectorAll('#screen span')].filter((s) => s.style.color).length)) > 0);
     await shot(desk.page, 'desktop-1280x800-claude-blocked.png');
   });
 
