@@ -2,7 +2,7 @@
 GO ?= go
 AGENTS_CACHE ?= $(HOME)/.cache/agentd-agents
 
-.PHONY: dist all build demo test test-unit test-under-load unit cross portable agents conformance conformance-smoke record bench bench-report fuzz nvim vscode web deps clean
+.PHONY: dist all build demo test test-unit test-under-load unit cross portable agents conformance conformance-smoke conformance-latest record bench bench-report fuzz nvim vscode web deps clean
 FUZZTIME ?= 15s
 
 all: build
@@ -126,6 +126,14 @@ conformance-smoke:
 	if [ "$$status" = 0 ]; then AGENTD_FIXTURES=$$tmp/out AGENTD_FIXTURES_SUBSET=smoke $(GO) test -count=1 -run 'TestCorpus|TestNoFalseBlocked' ./detect/; status=$$?; fi; \
 	echo; grep -E '^(recorder: |  retried )' $$tmp/record.log || echo "recorder: no summary (it stopped early)"; \
 	rm -rf $$tmp; exit $$status
+
+# The drift radar: the newest release of every agent from npm into a fresh
+# temporary cache, every scenario recorded on it and classified with the
+# committed rules; prints agent × version × scenarios right/wrong, and for
+# a wrong one the screen and the rule that fired (fixtures/drift). Long
+# (about as long as make conformance, plus the installs); not in .ci/run.
+conformance-latest:
+	$(GO) run ./fixtures/drift
 
 # Re-record the committed corpus (fixtures/<agent>/<version>/...).
 record:

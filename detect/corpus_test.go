@@ -392,3 +392,35 @@ func TestOptionsComeFromTheMenu(t *testing.T) {
 	}
 	t.Logf("%d captures: every option at or below its question", checked)
 }
+
+// TestCaptureVersionsListed: every version the committed corpus holds for
+// an agent is one its manifest claims (versions = [...]), and every claimed
+// version has captures, so the list says what the rules are tested on.
+func TestCaptureVersionsListed(t *testing.T) {
+	set := loadSet(t)
+	have := map[string]map[string]bool{}
+	for _, c := range loadCorpusFrom(t, committedRoot) {
+		if have[c.Agent] == nil {
+			have[c.Agent] = map[string]bool{}
+		}
+		have[c.Agent][c.Version] = true
+	}
+	for agent, versions := range have {
+		m, ok := set.Lookup(agent)
+		if !ok {
+			continue // TestCorpus reports it
+		}
+		claimed := map[string]bool{}
+		for _, v := range m.Versions {
+			claimed[v] = true
+			if !versions[v] {
+				t.Errorf("%s: the manifest claims version %s, which has no captures", agent, v)
+			}
+		}
+		for v := range versions {
+			if !claimed[v] {
+				t.Errorf("%s: captures of version %s, which the manifest's versions do not list", agent, v)
+			}
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -203,6 +204,13 @@ type stateNote struct {
 // looking at notifications from index *from on, and advances *from past it.
 func (c *client) waitState(sessionID, state string, from *int, timeout time.Duration) stateNote {
 	c.t.Helper()
+	return c.waitStates(sessionID, []string{state}, from, timeout)
+}
+
+// waitStates waits for the session's next state that is one of states.
+func (c *client) waitStates(sessionID string, states []string, from *int, timeout time.Duration) stateNote {
+	c.t.Helper()
+	state := strings.Join(states, " or ")
 	deadline := time.After(timeout)
 	for {
 		c.mu.Lock()
@@ -215,7 +223,7 @@ func (c *client) waitState(sessionID, state string, from *int, timeout time.Dura
 			}
 			var s stateNote
 			_ = json.Unmarshal(n.Params, &s)
-			if s.SessionID == sessionID && s.State == state {
+			if s.SessionID == sessionID && slices.Contains(states, s.State) {
 				*from = i + 1
 				return s
 			}
