@@ -77,6 +77,10 @@ func TestEachAgentIdentifiedFromTheProcessTable(t *testing.T) {
 			l, _, err := lab.Continue(bin, d, script)
 			return l, err
 		}},
+		{"letta", lab.Bin("letta"), func(bin string, d lab.Dirs) (*lab.Launch, error) {
+			l, _, err := lab.Letta(bin, d, script)
+			return l, err
+		}},
 	}
 	c := startAgentd(t)
 	for _, a := range agents {
