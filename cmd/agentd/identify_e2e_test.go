@@ -81,6 +81,9 @@ func TestEachAgentIdentifiedFromTheProcessTable(t *testing.T) {
 			l, _, err := lab.Letta(bin, d, script)
 			return l, err
 		}},
+		{"qoder", lab.Bin("qodercli"), func(bin string, d lab.Dirs) (*lab.Launch, error) {
+			return lab.Qoder(bin, d), nil
+		}},
 	}
 	c := startAgentd(t)
 	for _, a := range agents {
