@@ -112,8 +112,21 @@ type Input struct {
 	// long after the terminal left line mode (Grok CLI attaches its key
 	// handler a moment after it switches, and drops what comes before).
 	ReadyAfter string `toml:"ready_after"`
+	// SubmitAfter: the Enter that submits sent text waits this long after
+	// the text (default 30ms): an agent that takes an Enter soon after a
+	// burst of typed text as a new line in a paste (Continue CLI) needs
+	// more.
+	SubmitAfter string `toml:"submit_after"`
 
-	readyAfter time.Duration
+	readyAfter, submitAfter time.Duration
+}
+
+// SubmitDelay is how long the Enter that submits sent text waits after it.
+func (in Input) SubmitDelay() time.Duration {
+	if in.submitAfter > 0 {
+		return in.submitAfter
+	}
+	return 30 * time.Millisecond
 }
 
 // ReadyDelay is how long after its terminal left line mode a Raw agent's
@@ -274,6 +287,14 @@ func (m *Manifest) compile(file string, data []byte) error {
 			return errAt(lineOf(data, "ready_after", 0), "", "input.ready_after %q: want a duration from 0 to 10s, such as \"1s\"", m.Input.ReadyAfter)
 		}
 		m.Input.readyAfter = d
+	}
+	m.Input.submitAfter = 0
+	if m.Input.SubmitAfter != "" {
+		d, err := time.ParseDuration(m.Input.SubmitAfter)
+		if err != nil || d < 0 || d > 10*time.Second {
+			return errAt(lineOf(data, "submit_after", 0), "", "input.submit_after %q: want a duration from 0 to 10s, such as \"1s\"", m.Input.SubmitAfter)
+		}
+		m.Input.submitAfter = d
 	}
 	if h := m.Reports.Hooks; h != "" && h != HooksClaudeSettings {
 		return errAt(lineOf(data, "hooks", 0), "", "reports.hooks %q: agentd gives hooks of the kind %q only", h, HooksClaudeSettings)

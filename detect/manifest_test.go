@@ -22,11 +22,27 @@ func TestManifestErrors(t *testing.T) {
 		{"name = \"x\"\nflavour = 1\n", `x.toml:2: unknown key "flavour"`},
 		{"name = \"x\"\n[reports]\nhooks = \"gemini-settings\"\n", `x.toml:3: reports.hooks "gemini-settings": agentd gives hooks of the kind "claude-settings" only`},
 		{"name = \"x\"\n[reports]\nlog = \"syslog\"\n", `x.toml:3: reports.log "syslog": agentd reads logs of the kind "codex-rollout" only`},
+		{"name = \"x\"\n[input]\nsubmit_after = \"soon\"\n", `x.toml:3: input.submit_after "soon": want a duration from 0 to 10s`},
+		{"name = \"x\"\n[input]\nsubmit_after = \"11s\"\n", `input.submit_after "11s"`},
 	}
 	for _, tc := range tests {
 		_, err := ParseManifest("x.toml", []byte(tc.toml))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("manifest:\n%s\nerror %v, want it to contain %q", tc.toml, err, tc.want)
+		}
+	}
+}
+
+// [input] submit_after sets how long the Enter after sent text waits; 30 ms
+// without it.
+func TestSubmitDelay(t *testing.T) {
+	for toml, want := range map[string]string{"name = \"x\"\n": "30ms", "name = \"x\"\n[input]\nsubmit_after = \"1500ms\"\n": "1.5s"} {
+		m, err := ParseManifest("x.toml", []byte(toml))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.Input.SubmitDelay().String(); got != want {
+			t.Errorf("%q: SubmitDelay %s, want %s", toml, got, want)
 		}
 	}
 }

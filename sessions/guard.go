@@ -72,7 +72,7 @@ func (s *Session) Send(text string, submit bool) error {
 	}
 	payload := []byte(text)
 	s.mu.Lock()
-	bracketed, raw := s.manifest.PasteBracketed(), s.manifest.Input.Raw
+	bracketed, raw, gap := s.manifest.PasteBracketed(), s.manifest.Input.Raw, s.manifest.Input.SubmitDelay()
 	s.mu.Unlock()
 	// The end of the text, and how often the screen shows it already (a
 	// task sent twice is in the transcript): Enter waits for one more.
@@ -111,7 +111,7 @@ func (s *Session) Send(text string, submit bool) error {
 		if tail != "" && !raw {
 			s.awaitMore(tail, shown)
 		}
-		time.Sleep(30 * time.Millisecond)
+		time.Sleep(gap)
 		return s.write([]byte("\r"))
 	}
 	return nil

@@ -69,6 +69,21 @@ func TestEachAgentIdentifiedFromTheProcessTable(t *testing.T) {
 			l, _, err := lab.Auggie(bin, d, script)
 			return l, err
 		}},
+		{"cline", lab.Bin("cline"), func(bin string, d lab.Dirs) (*lab.Launch, error) {
+			l, _, err := lab.Cline(bin, d, script, lab.ClineOptions{})
+			return l, err
+		}},
+		{"continue", lab.Bin("cn"), func(bin string, d lab.Dirs) (*lab.Launch, error) {
+			l, _, err := lab.Continue(bin, d, script)
+			return l, err
+		}},
+		{"letta", lab.Bin("letta"), func(bin string, d lab.Dirs) (*lab.Launch, error) {
+			l, _, err := lab.Letta(bin, d, script)
+			return l, err
+		}},
+		{"qoder", lab.Bin("qodercli"), func(bin string, d lab.Dirs) (*lab.Launch, error) {
+			return lab.Qoder(bin, d), nil
+		}},
 	}
 	c := startAgentd(t)
 	for _, a := range agents {
