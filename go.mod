@@ -15,7 +15,10 @@ require (
 	golang.org/x/term v0.48.0
 )
 
-require github.com/mattn/go-runewidth v0.0.31 // indirect
+require (
+	github.com/godbus/dbus/v5 v5.2.4 // indirect
+	github.com/mattn/go-runewidth v0.0.31 // indirect
+)
 
 require (
 	github.com/clipperhouse/uax29/v2 v2.2.0 // indirect

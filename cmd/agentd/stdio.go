@@ -98,7 +98,7 @@ func newHost(f *serverFlags, private bool, socket string, stderr io.Writer) (*ho
 			fmt.Fprintf(stderr, "agentd: warning: %v\n", w)
 		}
 	}
-	notify, err := rpc.LoadNotifyConfig(rpc.NotifyConfigPath(xdg.ConfigHome))
+	conf, err := rpc.LoadConfig(rpc.NotifyConfigPath(xdg.ConfigHome))
 	if err != nil {
 		log.Warn("config problem: no notify commands run", "err", err)
 		if !f.verbose {
@@ -120,7 +120,7 @@ func newHost(f *serverFlags, private bool, socket string, stderr io.Writer) (*ho
 	}
 	opts := sessions.Options{Rules: rules, ReportDir: reportDir, Self: self, Log: log, Keeper: keeper,
 		PermissionTimeout: f.permTimeout, KeepExited: f.keepExited, DetectPoll: f.detectPoll, DaemonSocket: socket}
-	srv := rpc.NewServer(opts, rpc.Config{Version: version, Log: log, Cooldown: f.cooldown, Private: private, Socket: socket, Notify: notify})
+	srv := rpc.NewServer(opts, rpc.Config{Version: version, Log: log, Cooldown: f.cooldown, Private: private, Socket: socket, Notify: conf.Notify, Desktop: conf.Desktop})
 	return &host{log: log, srv: srv, close: func() {
 		closeLog()
 		if stopProfile != nil {
