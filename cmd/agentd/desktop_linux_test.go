@@ -155,22 +155,6 @@ func (x *desktopLab) screenshot() {
 	}
 }
 
-// logLines are agentd's log lines that hold every one of subs.
-func logLines(path string, subs ...string) []string {
-	data, _ := os.ReadFile(path)
-	var out []string
-	for _, line := range strings.Split(string(data), "\n") {
-		ok := true
-		for _, s := range subs {
-			ok = ok && strings.Contains(line, s)
-		}
-		if ok && line != "" {
-			out = append(out, line)
-		}
-	}
-	return out
-}
-
 // The whole way of a desktop notice, on a real session bus with a real
 // notification server: with no client focused, the demo agent's
 // permission prompt raises a notice with its options as buttons; the
