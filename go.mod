@@ -7,6 +7,7 @@ require (
 	github.com/adrg/xdg v0.5.3
 	github.com/coder/acp-go-sdk v0.13.0
 	github.com/creack/pty v1.1.24
+	github.com/godbus/dbus/v5 v5.2.4
 	github.com/hinshun/vt10x v0.0.0-00010101000000-000000000000
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/sourcegraph/jsonrpc2 v0.2.3
@@ -15,10 +16,7 @@ require (
 	golang.org/x/term v0.48.0
 )
 
-require (
-	github.com/godbus/dbus/v5 v5.2.4 // indirect
-	github.com/mattn/go-runewidth v0.0.31 // indirect
-)
+require github.com/mattn/go-runewidth v0.0.31 // indirect
 
 require (
 	github.com/clipperhouse/uax29/v2 v2.2.0 // indirect
