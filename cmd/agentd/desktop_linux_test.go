@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/godbus/dbus/v5"
 )
 
 // desktopLab is a person's desktop for one test: an X server (Xvfb), a
@@ -48,15 +50,7 @@ func newDesktopLab(t *testing.T) *desktopLab {
 	x.display = ":" + readLine(t, r, "Xvfb's display number")
 	r.Close()
 
-	r, w, err = os.Pipe()
-	must(t, err)
-	bus := exec.Command("dbus-daemon", "--session", "--nofork", "--nopidfile", "--print-address=3", "--address=unix:path="+filepath.Join(x.dir, "bus"))
-	bus.ExtraFiles = []*os.File{w}
-	must(t, bus.Start())
-	w.Close()
-	t.Cleanup(func() { _ = bus.Process.Kill(); _ = bus.Wait() })
-	x.bus = readLine(t, r, "dbus-daemon's address")
-	r.Close()
+	x.bus = startSessionBus(t, x.dir)
 
 	pick := filepath.Join(x.dir, "pick.sh")
 	must(t, os.WriteFile(pick, []byte("#!/bin/sh\ntee "+x.menu+" | grep -m1 '^#Yes ('\n"), 0o755))
@@ -83,6 +77,21 @@ func newDesktopLab(t *testing.T) *desktopLab {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return x
+}
+
+// startSessionBus runs a private D-Bus session bus in dir and returns its
+// address.
+func startSessionBus(t *testing.T, dir string) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	must(t, err)
+	bus := exec.Command("dbus-daemon", "--session", "--nofork", "--nopidfile", "--print-address=3", "--address=unix:path="+filepath.Join(dir, "bus"))
+	bus.ExtraFiles = []*os.File{w}
+	must(t, bus.Start())
+	w.Close()
+	t.Cleanup(func() { _ = bus.Process.Kill(); _ = bus.Wait() })
+	defer r.Close()
+	return readLine(t, r, "dbus-daemon's address")
 }
 
 func readLine(t *testing.T, r *os.File, what string) string {
@@ -262,4 +271,73 @@ func TestDesktopNoticesWithoutBus(t *testing.T) {
 	if n := len(logLines(d.log, "desktop notices off")); n != 1 {
 		t.Errorf("%d log lines say desktop notices are off, want 1", n)
 	}
+}
+
+// hungServer is a notification server on a real bus that takes every
+// Notify and never answers it: a server that has hung.
+type hungServer struct {
+	got     chan string // each Notify's summary
+	release chan struct{}
+}
+
+func (h *hungServer) GetCapabilities() ([]string, *dbus.Error) {
+	return []string{"actions", "body"}, nil
+}
+
+func (h *hungServer) Notify(app string, replaces uint32, icon, summary, body string, actions []string, hints map[string]dbus.Variant, timeout int32) (uint32, *dbus.Error) {
+	h.got <- summary
+	<-h.release
+	return 1, nil
+}
+
+func (h *hungServer) CloseNotification(id uint32) *dbus.Error { return nil }
+
+// A notification server that takes a Notify and never answers holds up
+// nothing: the blocked session is answered and finishes its turn while
+// agentd's call waits, and agentd gives the call up and says so.
+func TestDesktopHungNotificationServer(t *testing.T) {
+	if _, err := exec.LookPath("dbus-daemon"); err != nil {
+		if os.Getenv("AGENTD_REQUIRE_AGENTS") != "" {
+			t.Fatal("dbus-daemon is not installed (.ci/run installs dbus)")
+		}
+		t.Skip("dbus-daemon is not installed")
+	}
+	addr := startSessionBus(t, t.TempDir())
+	conn, err := dbus.Connect(addr)
+	must(t, err)
+	defer conn.Close()
+	h := &hungServer{got: make(chan string, 10), release: make(chan struct{})}
+	defer close(h.release)
+	must(t, conn.Export(h, "/org/freedesktop/Notifications", "org.freedesktop.Notifications"))
+	if reply, err := conn.RequestName("org.freedesktop.Notifications", dbus.NameFlagDoNotQueue); err != nil || reply != dbus.RequestNameReplyPrimaryOwner {
+		t.Fatalf("owning org.freedesktop.Notifications: %v %v", reply, err)
+	}
+
+	d := newDaemonEnv(t)
+	var env []string
+	for _, kv := range d.env {
+		if !strings.HasPrefix(kv, "DBUS_SESSION_BUS_ADDRESS=") {
+			env = append(env, kv)
+		}
+	}
+	d.env = append(env, "DBUS_SESSION_BUS_ADDRESS="+addr)
+	c := d.forwarder()
+	var s spawned
+	c.mustCall("session/spawn", map[string]any{"argv": []string{agentdBinary(t), "demo-agent"}, "cwd": t.TempDir(), "name": "hung", "cols": 80, "rows": 24}, &s)
+	from := 0
+	c.waitState(s.SessionID, "idle", &from, 20*time.Second)
+	c.mustCall("runtime_send", map[string]any{"sessionId": s.SessionID, "text": "Add a NOTES.md file", "submit": true}, nil)
+	b := c.waitPrompt(s.SessionID, &from, 30*time.Second)
+	select {
+	case summary := <-h.got:
+		if !strings.Contains(summary, "hung needs you") {
+			t.Errorf("the notice's summary: %q", summary)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("agentd sent no Notify within 20 s of blocked")
+	}
+	// The server holds that call; the session goes on all the same.
+	c.mustCall("runtime_answer", map[string]any{"sessionId": s.SessionID, "promptId": b.Prompt.PromptID, "optionId": "1"}, nil)
+	c.waitState(s.SessionID, "done", &from, 30*time.Second)
+	waitLogLine(t, d.log, fmt.Sprintf(`msg="desktop: a notice failed" session=%s state=blocked err="context deadline exceeded"`, s.SessionID), 30*time.Second)
 }
