@@ -48,31 +48,45 @@ type NotifyEntry struct {
 // notifyStates are the states an entry may name.
 var notifyStates = []string{sessions.Blocked, sessions.Done, sessions.Error, sessions.Exited, sessions.Working, sessions.Idle}
 
+// FileConfig is config.toml: the [[notify]] entries and the [desktop]
+// table.
+type FileConfig struct {
+	Notify  []NotifyEntry `toml:"notify"`
+	Desktop DesktopConfig `toml:"desktop"`
+}
+
 // LoadNotifyConfig reads the [[notify]] entries of the config file at path.
-// A missing file is no entries. A file that does not parse, or an entry
-// that makes no sense, is an error that names the file, the line where
-// toml knows it, and the entry.
 func LoadNotifyConfig(path string) ([]NotifyEntry, error) {
+	cfg, err := LoadConfig(path)
+	return cfg.Notify, err
+}
+
+// LoadConfig reads the config file at path. A missing file is the
+// defaults. A file that does not parse, or an entry that makes no sense,
+// is an error that names the file, the line where toml knows it, and the
+// entry.
+func LoadConfig(path string) (FileConfig, error) {
+	var cfg FileConfig
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return cfg, nil
 	}
 	if err != nil {
-		return nil, err
-	}
-	var cfg struct {
-		Notify []NotifyEntry `toml:"notify"`
+		return cfg, err
 	}
 	md, err := toml.Decode(string(data), &cfg)
 	if err != nil {
 		var perr toml.ParseError
 		if errors.As(err, &perr) {
-			return nil, fmt.Errorf("%s:%d: %s", path, perr.Position.Line, perr.Message)
+			return FileConfig{}, fmt.Errorf("%s:%d: %s", path, perr.Position.Line, perr.Message)
 		}
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return FileConfig{}, fmt.Errorf("%s: %w", path, err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
-		return nil, fmt.Errorf("%s: unknown key %q", path, und[0].String())
+		return FileConfig{}, fmt.Errorf("%s: unknown key %q", path, und[0].String())
+	}
+	if err := cfg.Desktop.check(path); err != nil {
+		return FileConfig{}, err
 	}
 	for i := range cfg.Notify {
 		e := &cfg.Notify[i]
@@ -83,12 +97,12 @@ func LoadNotifyConfig(path string) ([]NotifyEntry, error) {
 			return fmt.Errorf("%s: [[notify]] %q: %s", path, e.Name, fmt.Sprintf(format, args...))
 		}
 		if (len(e.Command) == 0) == (e.URL == "") {
-			return nil, bad("needs either command (an argv) or url, and not both")
+			return FileConfig{}, bad("needs either command (an argv) or url, and not both")
 		}
 		if e.URL != "" {
 			u, err := url.Parse(e.URL)
 			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				return nil, bad("url %q: want an http or https address", e.URL)
+				return FileConfig{}, bad("url %q: want an http or https address", e.URL)
 			}
 		}
 		if len(e.States) == 0 {
@@ -96,19 +110,19 @@ func LoadNotifyConfig(path string) ([]NotifyEntry, error) {
 		}
 		for _, st := range e.States {
 			if !slices.Contains(notifyStates, st) {
-				return nil, bad("state %q: want some of %s", st, strings.Join(notifyStates, ", "))
+				return FileConfig{}, bad("state %q: want some of %s", st, strings.Join(notifyStates, ", "))
 			}
 		}
 		e.timeout = 10 * time.Second
 		if e.Timeout != "" {
 			d, err := time.ParseDuration(e.Timeout)
 			if err != nil || d <= 0 || d > 5*time.Minute {
-				return nil, bad("timeout %q: want a duration up to 5m, such as \"10s\"", e.Timeout)
+				return FileConfig{}, bad("timeout %q: want a duration up to 5m, such as \"10s\"", e.Timeout)
 			}
 			e.timeout = d
 		}
 	}
-	return cfg.Notify, nil
+	return cfg, nil
 }
 
 // NotifyConfigPath is where the daemon reads its config.

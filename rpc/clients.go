@@ -30,6 +30,10 @@ type clientConn struct {
 	warnings  []string // for the person, from agentd/hello: told in initialize
 	attention *sessions.Attention
 	watching  map[string]bool // sessions whose output this client receives
+	// focused: the client says the person is looking at it (client/focus).
+	focused bool
+	// desktopOff: the client's setting turns desktop notices off.
+	desktopOff bool
 }
 
 // connHandler routes one connection's requests to the server with the
@@ -124,6 +128,9 @@ func (s *Server) State(info sessions.Info, previous sessions.State) {
 	if s.away != nil {
 		s.away.State(info, previous)
 	}
+	if s.desktop != nil {
+		s.desktop.State(info, previous, s.desktopView())
+	}
 	now := time.Now()
 	for _, c := range s.clientList() {
 		c.mu.Lock()
@@ -156,6 +163,9 @@ func (s *Server) Exited(sessionID string, st sessions.ExitStatus) {
 		c.mu.Lock()
 		c.attention.Forget(sessionID) // no notice is due for it any more
 		c.mu.Unlock()
+	}
+	if s.desktop != nil {
+		s.desktop.Exited(sessionID)
 	}
 	s.poke()
 }

@@ -24,6 +24,7 @@ func (s *Server) Run(ctx context.Context, ln *net.UnixListener, idle time.Durati
 	_ = ln.Close()
 	s.mgr.Shutdown()
 	s.away.close()
+	s.desktop.close()
 	for _, c := range s.clientList() {
 		s.dropClient(c, true)
 	}

@@ -61,6 +61,19 @@ const (
 	MethodStop = "agentd/stop"
 )
 
+// MethodFocus is client/focus: whether the person is looking at this
+// client now. Desktop notices are raised only while no client is focused.
+const MethodFocus = "client/focus"
+
+// FocusParams report a client's focus, and its desktop-notice setting.
+type FocusParams struct {
+	Focused bool `json:"focused"`
+	// DesktopNotifications false turns desktop notices off while this
+	// client is connected (its editor setting); absent leaves them as
+	// config.toml says.
+	DesktopNotifications *bool `json:"desktopNotifications,omitempty"`
+}
+
 // HelloParams introduce a client of the daemon.
 type HelloParams struct {
 	Version         string `json:"version"`

@@ -24,7 +24,8 @@ type Server struct {
 	cfg     Config
 	log     *slog.Logger
 	mgr     *sessions.Manager
-	away    *awayNotifier // nil without [[notify]] entries
+	away    *awayNotifier    // nil without [[notify]] entries
+	desktop *desktopNotifier // nil when [desktop] notify = false
 	started time.Time
 
 	handlers map[string]handlerFunc
@@ -59,6 +60,8 @@ type Config struct {
 	// Upgrade hands the sessions to another binary (upgrade.go): it
 	// returns only when it did not, saying why.
 	Upgrade func(UpgradeParams) error
+	// Desktop is config.toml's [desktop] table (desktop.go).
+	Desktop DesktopConfig
 }
 
 // handlerFunc handles one method for one client; it returns the result or
@@ -76,6 +79,7 @@ func NewServer(opts sessions.Options, cfg Config) *Server {
 	s := &Server{cfg: cfg, log: cfg.Log, started: time.Now(), clients: map[*clientConn]struct{}{},
 		changed: make(chan struct{}, 1), stop: make(chan struct{})}
 	s.away = newAwayNotifier(cfg.Notify, cfg.Cooldown, cfg.Log)
+	s.desktop = s.newDesktop(openDesktop)
 	s.mgr = sessions.NewManager(opts, s)
 	s.handlers = s.methods()
 	return s
@@ -98,6 +102,7 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	if s.cfg.Private {
 		s.mgr.Shutdown()
 		s.away.close()
+		s.desktop.close()
 	}
 	s.dropClient(c, true)
 	return nil
@@ -120,6 +125,7 @@ func (s *Server) methods() map[string]handlerFunc {
 		"session/input":     s.input,
 		"session/subscribe": s.subscribe,
 		"session/seen":      s.seen,
+		MethodFocus:         s.focus,
 		"session/kill":      s.kill,
 		"session/classify":  s.classify,
 		"session/prompt":    s.prompt,

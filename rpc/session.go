@@ -122,6 +122,9 @@ func (s *Server) seen(_ context.Context, c *clientConn, req *jsonrpc2.Request) (
 		return nil, err
 	}
 	sess.Seen()
+	if s.desktop != nil {
+		s.desktop.Seen(sess.ID) // the person looked: their notice goes
+	}
 	return nil, nil
 }
 

@@ -631,3 +631,19 @@ func answerByLabel(t *testing.T, c *client, id string, from *int, question, labe
 	c.mustCall("runtime_answer", map[string]any{"sessionId": id, "promptId": b.Prompt.PromptID, "optionId": option}, nil)
 	return labels
 }
+
+// logLines are agentd's log lines that hold every one of subs.
+func logLines(path string, subs ...string) []string {
+	data, _ := os.ReadFile(path)
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		ok := true
+		for _, s := range subs {
+			ok = ok && strings.Contains(line, s)
+		}
+		if ok && line != "" {
+			out = append(out, line)
+		}
+	}
+	return out
+}

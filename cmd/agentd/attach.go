@@ -133,6 +133,10 @@ func (k *cli) attach(s rpc.Session, detach byte, keyName string, stdout, stderr 
 	// The person is looking at it now: a finished turn is seen, for every
 	// client, as when an editor opens the session's terminal.
 	_ = k.call("session/seen", rpc.SessionRef{SessionID: s.SessionID}, nil)
+	// While attached the person is at this terminal: no desktop notices.
+	// Detaching ends the connection, and a client that has gone counts
+	// as unfocused.
+	_ = k.call(rpc.MethodFocus, rpc.FocusParams{Focused: true}, nil)
 
 	// The person's keys, read on their own goroutine.
 	keys := make(chan []byte)

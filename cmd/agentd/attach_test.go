@@ -126,12 +126,29 @@ func TestAttachMarksADoneSessionSeen(t *testing.T) {
 	if idle.Previous != "done" {
 		t.Errorf("after attaching: %s from %s, want idle from done", idle.State, idle.Previous)
 	}
+	// While attached, agentd attach is a focused client.
+	waitLogLine(t, d.log, `msg="client focus"`, 10*time.Second)
+	if l := logLines(d.log, `msg="client focus"`, "focused=true"); len(l) != 1 {
+		t.Errorf("agentd attach's focus: %q, want one focused=true", logLines(d.log, `msg="client focus"`))
+	}
 	x.run("send-keys", "-t", "t", `C-\`)
 	x.waitFor("attach exited 0", 10*time.Second)
 	for _, ls := range c.list().Sessions {
 		if ls.SessionID == s.SessionID && ls.State != "idle" {
 			t.Errorf("after attaching and detaching, ls says %s, want idle", ls.State)
 		}
+	}
+	// agentd ls, the person's own view, says so too (it used to read
+	// "done (completed)").
+	out, errOut, code := d.cli("ls")
+	row := ""
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, s.SessionID+" ") {
+			row = line
+		}
+	}
+	if code != 0 || !strings.Contains(row, " idle ") || strings.Contains(row, "done") {
+		t.Errorf("agentd ls after attach (exit %d): row %q, want idle\n%s%s", code, row, out, errOut)
 	}
 }
 

@@ -39,15 +39,22 @@ func newDaemonEnv(t testing.TB) *daemonEnv {
 // withoutAgentdEnv drops the variables a test run inside an agentd session
 // would otherwise pass on to the agentd under test. AGENTD_PORTABLE stays:
 // make portable runs these tests on the paths macOS takes.
+//
+// The agentd under test gets no session bus: run on a person's desktop, its
+// blocked demo sessions would pop notices there. The desktop-notice tests
+// give theirs a private bus.
 func withoutAgentdEnv(env []string) []string {
 	var out []string
 	for _, kv := range env {
 		if strings.HasPrefix(kv, "AGENTD_") && !strings.HasPrefix(kv, sessions.EnvPortable+"=") {
 			continue
 		}
+		if strings.HasPrefix(kv, "DBUS_SESSION_BUS_ADDRESS=") {
+			continue
+		}
 		out = append(out, kv)
 	}
-	return out
+	return append(out, "DBUS_SESSION_BUS_ADDRESS=disabled:")
 }
 
 // forwarder starts `agentd --stdio` (the editor's sidecar) against this

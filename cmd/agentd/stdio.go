@@ -104,7 +104,7 @@ func newHost(f *serverFlags, private bool, socket string, stderr io.Writer, keep
 			fmt.Fprintf(stderr, "agentd: warning: %v\n", w)
 		}
 	}
-	notify, err := rpc.LoadNotifyConfig(rpc.NotifyConfigPath(xdg.ConfigHome))
+	conf, err := rpc.LoadConfig(rpc.NotifyConfigPath(xdg.ConfigHome))
 	if err != nil {
 		log.Warn("config problem: no notify commands run", "err", err)
 		if !f.verbose {
@@ -131,7 +131,7 @@ func newHost(f *serverFlags, private bool, socket string, stderr io.Writer, keep
 	if keeper != nil { // a nil *keeperPipe must not become a non-nil io.Writer
 		opts.Keeper = keeper
 	}
-	cfg := rpc.Config{Version: version, Log: log, Cooldown: f.cooldown, Private: private, Socket: socket, Notify: notify}
+	cfg := rpc.Config{Version: version, Log: log, Cooldown: f.cooldown, Private: private, Socket: socket, Notify: conf.Notify, Desktop: conf.Desktop}
 	h := &host{log: log, keeper: keeper}
 	if !private {
 		cfg.Upgrade = func(p rpc.UpgradeParams) error {

@@ -22,6 +22,7 @@ import {
   ClassifyResult,
   ClientInfo,
   ExitedNotification,
+  FocusParams,
   InitializeResult,
   InputParams,
   KillParams,
@@ -322,6 +323,11 @@ export class AgentdClient implements Agentd {
 
   async seen(sessionId: string): Promise<void> {
     await this.request(Methods.seen, { sessionId });
+  }
+
+  /** client/focus: agentd raises desktop notices only while no client is focused. */
+  async focus(p: FocusParams): Promise<void> {
+    await this.request(Methods.focus, p);
   }
 
   async kill(p: KillParams): Promise<void> {

@@ -16,6 +16,8 @@ export interface Config {
   trace: 'off' | 'messages' | 'verbose';
   agents: AgentCommands;
   notify: { blocked: boolean; done: boolean; error: boolean };
+  /** agentd.desktopNotifications: OS notices from agentd while no editor is focused. */
+  desktopNotifications: boolean;
   openTerminalOnStart: boolean;
   submitOnSend: boolean;
   /** `--private`: this window's own agentd, whose sessions end with the window. */
@@ -52,6 +54,7 @@ export function readConfig(): Config {
       done: c.get<boolean>('notifications.done') ?? true,
       error: c.get<boolean>('notifications.error') ?? true,
     },
+    desktopNotifications: c.get<boolean>('desktopNotifications') ?? true,
     openTerminalOnStart: c.get<boolean>('terminal.openOnStart') ?? true,
     submitOnSend: c.get<boolean>('send.submit') ?? true,
     private: (c.get<boolean>('private') ?? false) || path.private,

@@ -8,6 +8,7 @@ import * as vscode from 'vscode';
 
 import { Config, needsRestart, readConfig } from './config';
 import { sessionName, stateLabel } from './format';
+import { FocusReporter } from './focus';
 import { describeBinary, locate } from './locate';
 import { InitializeResult } from './protocol';
 import { Prompts } from './prompts';
@@ -24,6 +25,8 @@ export class Ctx implements vscode.Disposable {
   readonly terminals: Terminals;
   readonly prompts: Prompts;
   readonly status: StatusDisplay;
+  /** Tells agentd whether this window has the focus (client/focus). */
+  readonly focus: FocusReporter;
   readonly view: SessionsView;
   config: Config = readConfig();
   private agents = new Set<string>();
@@ -55,6 +58,7 @@ export class Ctx implements vscode.Disposable {
     this.terminals = new Terminals(this.agentd, this.store, (l) => this.log(l), (id) => this.markSeen(id), (ids) => this.rememberTerminals(ids));
     this.prompts = new Prompts(this.agentd, this.store, () => this.config, (id) => this.openTerminal(id));
     this.status = new StatusDisplay(this.store, this.agentd.onDidChangeStatus);
+    this.focus = new FocusReporter(this.agentd, vscode.window.state.focused, this.config.desktopNotifications, (l) => this.log(l));
     this.view = new SessionsView(this.store);
     this.disposables.push(
       this.output,
@@ -66,11 +70,16 @@ export class Ctx implements vscode.Disposable {
         this.prompts.onState(n);
       }),
       this.agentd.onExited((n) => this.store.applyExited(n)),
-      this.agentd.onDidStart((client) => void this.connected(client.info)),
+      this.agentd.onDidStart((client) => {
+        this.focus.connected();
+        void this.connected(client.info);
+      }),
+      vscode.window.onDidChangeWindowState((w) => this.focus.setFocused(w.focused)),
       this.agentd.onDidChangeStatus((s) => this.statusChanged(s)),
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (!e.affectsConfiguration('agentd')) return;
         this.config = readConfig();
+        this.focus.setDesktop(this.config.desktopNotifications);
         if (e.affectsConfiguration('agentd.path')) this.tellPathNote();
         if (needsRestart(e)) void this.offerRestart();
       }),

@@ -295,6 +295,13 @@ export interface ExitedNotification {
   signal?: string;
 }
 
+/** client/focus: whether the person is looking at this client, and whether its setting wants desktop notices. */
+export interface FocusParams {
+  focused: boolean;
+  /** false: no desktop notices while this client is connected. */
+  desktopNotifications?: boolean;
+}
+
 /** `data` of the -32020 (blocked) and -32021 (stale) errors. */
 export interface PromptErrorData {
   prompt: Prompt | null;
@@ -311,6 +318,7 @@ export const Methods = {
   input: 'session/input',
   subscribe: 'session/subscribe',
   seen: 'session/seen',
+  focus: 'client/focus',
   kill: 'session/kill',
   classify: 'session/classify',
   prompt: 'session/prompt',

@@ -21,6 +21,7 @@ import {
   AnswerResult,
   ClassifyResult,
   ExitedNotification,
+  FocusParams,
   InputParams,
   KillParams,
   OutputNotification,
@@ -258,6 +259,9 @@ export class Supervisor implements Agentd {
   }
   async seen(sessionId: string): Promise<void> {
     return this.live('session/seen').seen(sessionId);
+  }
+  async focus(p: FocusParams): Promise<void> {
+    return this.live('client/focus').focus(p);
   }
   async kill(p: KillParams): Promise<void> {
     return this.live('session/kill').kill(p);

@@ -67,6 +67,11 @@ M.defaults = {
     -- Close it by itself after this many ms (0: stays until dismissed or answered).
     timeout = 0,
   },
+  -- Let agentd raise a desktop notification (the OS's) when an agent turns
+  -- blocked, done or error while no editor is focused. false: none while
+  -- this Neovim is connected. Focus comes from FocusGained/FocusLost (in
+  -- tmux: set -g focus-events on).
+  desktop_notifications = true,
   -- vim.notify when a turn ends (done) or the agent reports an error.
   notify = {
     done = true,
@@ -217,6 +222,7 @@ function M.build(opts)
   check("send.submit", c.send.submit, "boolean")
   check("notice.enabled", c.notice.enabled, "boolean")
   check("notice.timeout", c.notice.timeout, "number")
+  check("desktop_notifications", c.desktop_notifications, "boolean")
   check("notify.done", c.notify.done, "boolean")
   check("notify.error", c.notify.error, "boolean")
   check("statusline.states", c.statusline.states, "table")

@@ -232,6 +232,8 @@ local function on_started(info, err)
   for _, w in ipairs(info and info.warnings or {}) do
     ui().notify("agentd: " .. w, vim.log.levels.WARN)
   end
+  -- A new connection knows nothing of this Neovim's focus yet.
+  require("agentd.focus").send()
   -- The daemon's sessions, whoever started them.
   M.refresh(function()
     if lost then
@@ -263,6 +265,7 @@ local function wire()
         vim.api.nvim_create_autocmd("VimEnter", { group = augroup, once = true, callback = M.connect_if_running })
       end
     end
+    require("agentd.focus").watch(augroup)
     vim.api.nvim_create_autocmd("ColorScheme", {
       group = augroup,
       callback = function()

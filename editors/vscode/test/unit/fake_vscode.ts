@@ -195,6 +195,7 @@ function message(severity: Shown['severity']) {
 }
 
 const activeTerminalChanged = new EventEmitter<unknown>();
+const windowStateChanged = new EventEmitter<{ focused: boolean }>();
 
 export const vscode = {
   version: '1.90.0-fake',
@@ -239,7 +240,7 @@ export const vscode = {
     createTreeView: () => ({ visible: false, badge: undefined, onDidChangeVisibility: () => ({ dispose() {} }), dispose() {} }),
     onDidCloseTerminal: () => ({ dispose() {} }),
     onDidChangeActiveTerminal: activeTerminalChanged.event,
-    onDidChangeWindowState: () => ({ dispose() {} }),
+    onDidChangeWindowState: windowStateChanged.event,
   },
   commands: {
     registerCommand: () => ({ dispose() {} }),
@@ -251,6 +252,11 @@ export const vscode = {
     workspaceFolders: undefined,
     getConfiguration: () => ({ get: (k: string) => fake.config[k] }),
     onDidChangeConfiguration: () => ({ dispose() {} }),
+  },
+  /** Test hook: the window gains or loses the focus. */
+  _setWindowFocus(focused: boolean): void {
+    vscode.window.state.focused = focused;
+    windowStateChanged.fire({ focused });
   },
   /** Test hook: the person focuses a terminal. */
   _focusTerminal(t: unknown): void {

@@ -1,0 +1,9 @@
+//go:build !linux && !darwin
+
+package rpc
+
+import "errors"
+
+func openDesktop(desktopEvents) (desktopBackend, error) {
+	return nil, errors.New("no desktop notices on this OS")
+}

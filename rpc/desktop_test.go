@@ -1,0 +1,244 @@
+package rpc
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentd/agentd/detect"
+	"github.com/agentd/agentd/sessions"
+)
+
+// These tests drive the notifier's decisions with a stand-in for the
+// notification server: the cases here (a prompt that goes stale between
+// the notice and the click, a server that never answers) cannot be made
+// to happen on cue with a real one. cmd/agentd's TestDesktopNoticesThroughDunst
+// runs the whole way on a real bus with a real server.
+
+type call struct {
+	op       string // notify, close
+	id       uint32
+	replaces uint32
+	n        desktopNotice
+}
+
+type standInServer struct {
+	mu    sync.Mutex
+	calls []call
+	next  uint32
+	block chan struct{} // when set, Notify waits on it
+	seen  chan struct{}
+}
+
+func newStandIn() *standInServer { return &standInServer{seen: make(chan struct{}, 100)} }
+
+func (b *standInServer) Notify(ctx context.Context, n desktopNotice, replaces uint32) (uint32, error) {
+	if b.block != nil {
+		select {
+		case <-b.block:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+	b.mu.Lock()
+	b.next++
+	b.calls = append(b.calls, call{op: "notify", id: b.next, replaces: replaces, n: n})
+	id := b.next
+	b.mu.Unlock()
+	b.seen <- struct{}{}
+	return id, nil
+}
+
+func (b *standInServer) Close(_ context.Context, id uint32) error {
+	b.mu.Lock()
+	b.calls = append(b.calls, call{op: "close", id: id})
+	b.mu.Unlock()
+	b.seen <- struct{}{}
+	return nil
+}
+
+func (b *standInServer) Actions() bool { return true }
+func (b *standInServer) Shutdown()     {}
+
+// waitCalls waits until the server has had n calls.
+func (b *standInServer) waitCalls(t *testing.T, n int) []call {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		b.mu.Lock()
+		calls := append([]call(nil), b.calls...)
+		b.mu.Unlock()
+		if len(calls) >= n {
+			return calls
+		}
+		select {
+		case <-b.seen:
+		case <-deadline:
+			t.Fatalf("the server had %d call(s) within 10 s, want %d: %+v", len(calls), n, calls)
+		}
+	}
+}
+
+// syncLog is a log the test can read while the notifier writes it.
+type syncLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *syncLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *syncLog) waitFor(t *testing.T, sub string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		l.mu.Lock()
+		text := l.buf.String()
+		l.mu.Unlock()
+		if strings.Contains(text, sub) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no log line with %q within 10 s; the log:\n%s", sub, text)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func promptInfo(id, promptID, question string) sessions.Info {
+	info := blockedInfo(id)
+	info.State.Prompt = &detect.Prompt{ID: promptID, Kind: "permission", Question: question,
+		Options: []detect.Option{{ID: "1", Label: "Yes", Keys: "1"}, {ID: "2", Label: "No", Keys: "2"}}}
+	return info
+}
+
+func newTestDesktop(t *testing.T, srv *standInServer, answer func(string, string, string) (sessions.State, error), current func(string) (sessions.Info, bool)) (*desktopNotifier, *syncLog) {
+	log := &syncLog{}
+	d := newDesktopNotifier(DesktopConfig{}, time.Minute, slog.New(slog.NewTextHandler(log, nil)),
+		func(ev desktopEvents) (desktopBackend, error) { return srv, nil }, answer, current)
+	t.Cleanup(d.close)
+	return d, log
+}
+
+var working = sessions.State{Name: sessions.Working}
+
+// A click on a notice whose prompt went stale types nothing; the notice is
+// replaced by one for the prompt on screen now.
+func TestDesktopStaleActionReplacesTheNotice(t *testing.T) {
+	srv := newStandIn()
+	now := promptInfo("s1", "p2", "Really?")
+	var answered []string
+	var mu sync.Mutex
+	answer := func(sid, pid, opt string) (sessions.State, error) {
+		mu.Lock()
+		answered = append(answered, sid+"/"+pid+"/"+opt)
+		mu.Unlock()
+		return sessions.State{}, &sessions.StaleError{Answered: pid, Current: now.State.Prompt}
+	}
+	d, log := newTestDesktop(t, srv, answer, func(string) (sessions.Info, bool) { return now, true })
+	d.State(promptInfo("s1", "p1", "Deploy?"), working, desktopView{})
+	first := srv.waitCalls(t, 1)[0]
+	if len(first.n.Actions) != 2 || first.n.Actions[0] != (desktopAction{Key: "1", Label: "Yes"}) || !strings.Contains(first.n.Body, "Deploy?") {
+		t.Fatalf("the notice: %+v", first.n)
+	}
+	d.action(first.id, "1")
+	log.waitFor(t, `msg="desktop: the notice's prompt is stale: nothing typed" session=s1 promptId=p1 option=1`)
+	second := srv.waitCalls(t, 2)[1]
+	if second.op != "notify" || second.replaces != first.id || !strings.Contains(second.n.Body, "Really?") {
+		t.Fatalf("after the stale click: %+v, want a notice for \"Really?\" in place of %d", second, first.id)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if fmt.Sprint(answered) != "[s1/p1/1]" {
+		t.Fatalf("answers tried: %v", answered)
+	}
+}
+
+// A notification server that never answers holds up no state change: the
+// calls wait in a bounded queue, and what does not fit is dropped and
+// logged.
+func TestDesktopHungServerHoldsUpNothing(t *testing.T) {
+	srv := newStandIn()
+	srv.block = make(chan struct{})
+	defer close(srv.block)
+	d, log := newTestDesktop(t, srv, nil, nil)
+	done := make(chan struct{})
+	go func() {
+		for i := 0; i < 500; i++ {
+			d.State(promptInfo(fmt.Sprintf("s%d", i), "p", "Deploy?"), working, desktopView{})
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("500 state changes did not return within 20 s while the notification server hung")
+	}
+	log.waitFor(t, `msg="desktop: the notification server is not keeping up: dropped a call" call=Notify`)
+}
+
+// A focused client, or one whose setting is off, keeps notices away; the
+// cooldown allows one notice per session and state; leaving blocked and
+// session/seen take a notice down.
+func TestDesktopFocusCooldownAndTakingDown(t *testing.T) {
+	srv := newStandIn()
+	d, log := newTestDesktop(t, srv, nil, nil)
+	d.State(promptInfo("s1", "p1", "Deploy?"), working, desktopView{focused: 1})
+	log.waitFor(t, `msg="desktop notice suppressed: focused client" session=s1 state=blocked focused=1`)
+	d.State(promptInfo("s2", "p1", "Deploy?"), working, desktopView{optedOut: true, optedOutBy: "vscode"})
+	log.waitFor(t, `msg="desktop notice suppressed: a client turned them off" session=s2 state=blocked client=vscode`)
+
+	d.State(promptInfo("s3", "p1", "Deploy?"), working, desktopView{})
+	shown := srv.waitCalls(t, 1)[0]
+	d.State(sessions.Info{ID: "s3", State: working}, promptInfo("s3", "p1", "").State, desktopView{})
+	if c := srv.waitCalls(t, 2)[1]; c.op != "close" || c.id != shown.id {
+		t.Fatalf("leaving blocked: %+v, want close %d", c, shown.id)
+	}
+	d.State(promptInfo("s3", "p2", "Again?"), working, desktopView{})
+	log.waitFor(t, `msg="desktop notice suppressed: cooldown" session=s3 state=blocked`)
+
+	done := sessions.Info{ID: "s3", Name: "fix", Agent: "claude", State: sessions.State{Name: sessions.Done, Outcome: "completed"}}
+	d.State(done, working, desktopView{})
+	n := srv.waitCalls(t, 3)[2]
+	if n.op != "notify" || n.n.Title != "fix finished its turn (claude)" || n.n.Sticky {
+		t.Fatalf("the done notice: %+v", n)
+	}
+	d.Seen("s3")
+	if c := srv.waitCalls(t, 4)[3]; c.op != "close" || c.id != n.id {
+		t.Fatalf("after seen: %+v, want close %d", c, n.id)
+	}
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	for _, c := range srv.calls {
+		if c.op == "notify" && (strings.Contains(c.n.Title, "s1") || strings.Contains(c.n.Title, "s2")) {
+			t.Errorf("a notice while focused or turned off: %+v", c)
+		}
+	}
+}
+
+// [desktop] in config.toml: states are checked, notify = false turns the
+// notices off.
+func TestLoadDesktopConfig(t *testing.T) {
+	cfg, err := LoadConfig(writeConfig(t, "[desktop]\nnotify = false\n"))
+	if err != nil || cfg.Desktop.enabled() {
+		t.Fatalf("notify = false: %+v, %v", cfg.Desktop, err)
+	}
+	cfg, err = LoadConfig(writeConfig(t, "[desktop]\nstates = [\"blocked\"]\n"))
+	if err != nil || !cfg.Desktop.enabled() || fmt.Sprint(cfg.Desktop.States) != "[blocked]" {
+		t.Fatalf("states: %+v, %v", cfg.Desktop, err)
+	}
+	if _, err := LoadConfig(writeConfig(t, "[desktop]\nstates = [\"working\"]\n")); err == nil || !strings.Contains(err.Error(), `[desktop] state "working": want some of blocked, done, error`) {
+		t.Fatalf("a bad state: %v", err)
+	}
+	if d := newDesktopNotifier(DesktopConfig{Notify: new(bool)}, 0, testLog(t), nil, nil, nil); d != nil {
+		t.Fatal("notify = false still made a notifier")
+	}
+}
