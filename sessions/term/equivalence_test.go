@@ -64,7 +64,16 @@ func (f *upstreamFeeder) feed(buf []byte) {
 		i += size
 		switch vt10x.RuneWidth(r) {
 		case 0:
-			// Patch: a zero-width rune takes no cell.
+			// Patch: a zero-width rune takes no cell. U+FE0F after a
+			// narrow non-ASCII glyph makes it two cells wide (the emoji
+			// form): upstream gets a space after the glyph.
+			if r == 0xFE0F {
+				f.flush()
+				cur := f.vt.Cursor()
+				if cur.State&2 == 0 && cur.X > 0 && f.vt.Cell(cur.X-1, cur.Y).Char >= 0x80 {
+					f.out = append(f.out, ' ')
+				}
+			}
 		case 2:
 			// Patch: a wide glyph takes two cells and never straddles
 			// the right edge. Upstream gets the glyph and a space.
