@@ -53,6 +53,9 @@ func TestBrowserEndToEnd(t *testing.T) {
 	for _, k := range lab.ClaudeUnset {
 		env[k] = nil
 	}
+	// CI=true (which .ci/run has) makes Claude Code draw without colour,
+	// and the colour of its screen on the page is part of what is checked.
+	env["CI"] = nil
 	var claude rpc.Session
 	if err := d.c.Call(context.Background(), "session/spawn", map[string]any{"argv": l.Argv, "cwd": ld.Work, "env": env,
 		"cols": 100, "rows": 30, "name": "Claude Code"}, &claude); err != nil {
