@@ -679,16 +679,17 @@ func (s *Session) waitLoop() {
 
 // wait reaps the session's agent and says how it ended.
 func (s *Session) wait() *ExitStatus {
+	// An exit status other than 0 is an error to Wait, not here: the
+	// ProcessState says how it ended, and is nil only when waiting failed.
 	var ps *os.ProcessState
-	var err error
 	if s.cmd != nil {
-		err = s.cmd.Wait()
+		_ = s.cmd.Wait()
 		ps = s.cmd.ProcessState
 	} else {
 		// Adopted in a handover: still our child, as the process is the
 		// same. One that ended while the sessions were frozen may have
 		// been reaped by the code before; its status is then lost.
-		ps, err = s.proc.Wait()
+		ps, _ = s.proc.Wait()
 	}
 	if ps == nil {
 		return &ExitStatus{Code: -1}
@@ -698,7 +699,6 @@ func (s *Session) wait() *ExitStatus {
 		st.Code = -1
 		st.Signal = program.SignalName(ws.Signal())
 	}
-	_ = err // an exit status other than 0 is not an error here
 	return st
 }
 
