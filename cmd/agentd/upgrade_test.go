@@ -177,12 +177,7 @@ func TestUpgradeRefusedLeavesTheDaemonServing(t *testing.T) {
 	d := newDaemonEnv(t)
 	a := startClientWith(t, binA, "", []string{"--stdio", "--log", d.log}, d.env)
 	daemon := a.init.Daemon.Pid
-	var demo spawned
-	a.mustCall("session/spawn", map[string]any{"argv": []string{binA, "demo-agent"}, "cwd": t.TempDir(), "name": "demo", "cols": 80, "rows": 24}, &demo)
-	from := 0
-	a.waitState(demo.SessionID, "idle", &from, 20*time.Second)
-	a.mustCall("runtime_send", map[string]any{"sessionId": demo.SessionID, "text": "Add a NOTES.md file", "submit": true}, nil)
-	blocked := a.waitPrompt(demo.SessionID, &from, 30*time.Second)
+	demo, blocked, from := blockedDemo(t, a, binA)
 
 	dir := t.TempDir()
 	broken := filepath.Join(dir, "agentd-broken")
@@ -255,12 +250,7 @@ func TestUpgradeHandsBackWhenTheNewCodeFails(t *testing.T) {
 	d.env = append(d.env, envHandoverFault+"=1") // the daemon's, so the new code's, environment
 	a := startClientWith(t, binA, "", []string{"--stdio", "--log", d.log}, d.env)
 	daemon := a.init.Daemon.Pid
-	var demo spawned
-	a.mustCall("session/spawn", map[string]any{"argv": []string{binA, "demo-agent"}, "cwd": t.TempDir(), "name": "demo", "cols": 80, "rows": 24}, &demo)
-	from := 0
-	a.waitState(demo.SessionID, "idle", &from, 20*time.Second)
-	a.mustCall("runtime_send", map[string]any{"sessionId": demo.SessionID, "text": "Add a NOTES.md file", "submit": true}, nil)
-	blocked := a.waitPrompt(demo.SessionID, &from, 30*time.Second)
+	demo, blocked, _ := blockedDemo(t, a, binA)
 
 	out, code := upgradeDaemon(t, d, binB)
 	if code == 0 || !strings.Contains(out, "could not take over, and handed the sessions back to 0.3.0") || !strings.Contains(out, envHandoverFault) {
@@ -325,4 +315,16 @@ func BenchmarkUpgrade50Sessions(b *testing.B) {
 	}
 	b.ReportMetric(float64(handover.Milliseconds())/float64(b.N), "handover_ms")
 	b.ReportMetric(float64(clients.Milliseconds())/float64(b.N), "clients_ms")
+}
+
+// blockedDemo starts the demo agent of bin through c and gives it a task,
+// returning it blocked on its prompt, and where c's notifications are.
+func blockedDemo(t *testing.T, c *client, bin string) (spawned, stateNote, int) {
+	t.Helper()
+	var demo spawned
+	c.mustCall("session/spawn", map[string]any{"argv": []string{bin, "demo-agent"}, "cwd": t.TempDir(), "name": "demo", "cols": 80, "rows": 24}, &demo)
+	from := 0
+	c.waitState(demo.SessionID, "idle", &from, 20*time.Second)
+	c.mustCall("runtime_send", map[string]any{"sessionId": demo.SessionID, "text": "Add a NOTES.md file", "submit": true}, nil)
+	return demo, c.waitPrompt(demo.SessionID, &from, 30*time.Second), from
 }
