@@ -29,13 +29,10 @@ var ErrNotACP = errors.New("this is a PTY session, not an ACP one")
 
 // acpState is what the ACP client has told about the session.
 type acpState struct {
-	client *acp.Client
-	turn   bool // a prompt is in flight
-	// timedOut: agentd answered the last permission with the agent's
-	// reject option because nobody did in time; the state says so.
-	timedOut bool
-	outcome  string // how the last turn ended, until the next one starts
-	ended    bool   // a turn has ended since the last prompt
+	client  *acp.Client
+	turn    bool   // a prompt is in flight
+	outcome string // how the last turn ended, until the next one starts
+	ended   bool   // a turn has ended since the last prompt
 	// keys maps the promptId shown to the editor to the permission's key.
 	keys map[string]string
 	// agent is the session's agent name when no manifest gives one: the
@@ -90,7 +87,7 @@ func (s *Session) runACP(argv, env []string, spec SpawnSpec, loggedIn bool) (*ac
 				if st.Reason == acp.SettledTimeout {
 					s.mgr.opts.Log.Warn("permission unanswered: answered with the agent's reject option", "session", s.ID, "option", st.OptionID)
 					s.mu.Lock()
-					s.acp.timedOut = true
+					s.machine.permissionTimedOut()
 					s.mu.Unlock()
 				}
 				s.update()
@@ -116,8 +113,8 @@ func (s *Session) nameACP(spec SpawnSpec, info acp.AgentInfo) {
 			s.acp.agent = info.Name
 		}
 	}
-	s.state.Agent = s.agentName()
-	s.lastPublished.Agent = s.state.Agent
+	s.machine.state.Agent = s.agentName()
+	s.lastPublished.Agent = s.machine.state.Agent
 	if spec.Name != "" {
 		return
 	}
@@ -182,64 +179,46 @@ func acpPrompt(p acp.Permission) *detect.Prompt {
 	return pr
 }
 
-// decideACP is the ACP half of the one place that decides: a pending
-// permission is blocked (the oldest shown first), a prompt in flight is
-// working, a turn that ended is done until seen.
-func decideACP(pending []acp.Permission, turn, ended bool, outcome string, seen, timedOut bool, authNeeded string) State {
+// decideACP is the ACP half of the one place that decides (machine.step):
+// a pending permission is blocked (the oldest shown first), a prompt in
+// flight is working, a turn that ended is done until seen.
+func decideACP(a acpFacts, seen, timedOut bool) State {
 	switch {
-	case len(pending) > 0:
-		return State{Name: Blocked, Source: SourceACP, Reason: "acp.request_permission", Prompt: acpPrompt(pending[0])}
-	case turn && timedOut:
+	case a.pending != nil:
+		return State{Name: Blocked, Source: SourceACP, Reason: "acp.request_permission", Prompt: a.pending}
+	case a.turn && timedOut:
 		return State{Name: Working, Source: SourceACP, Reason: "acp.permission_timeout"}
-	case turn:
+	case a.turn:
 		return State{Name: Working, Source: SourceACP, Reason: "acp.prompt"}
-	case authNeeded != "":
+	case a.authNeeded != "":
 		// The agent cannot go on until someone logs in: design.md's
 		// error, as osc7501.auth is for a terminal agent.
-		return State{Name: Error, Source: SourceACP, Reason: "acp.auth_required", Message: authNeeded}
-	case ended && !seen:
-		return State{Name: Done, Outcome: outcome, Source: SourceACP, Reason: "acp.stop_reason"}
+		return State{Name: Error, Source: SourceACP, Reason: "acp.auth_required", Message: a.authNeeded}
+	case a.ended && !seen:
+		return State{Name: Done, Outcome: a.outcome, Source: SourceACP, Reason: "acp.stop_reason"}
 	}
 	return State{Name: Idle, Source: SourceACP, Reason: "acp.ready"}
 }
 
-// updateACP decides and publishes an ACP session's state.
-func (s *Session) updateACP() State {
+// lookACP decides and publishes an ACP session's state.
+func (s *Session) lookACP() (State, time.Duration) {
 	c := s.acpClient()
 	if c == nil {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		return s.state // its login runs: startLogin set the state
+		return s.machine.state, 0 // its login runs: startLogin set the state
 	}
 	pending := c.Pending()
-	var st State
-	var changed bool
-	s.locked(func() { st, changed = s.decideACPLocked(pending) })
-	if changed {
-		s.mgr.publish(s, st)
-	}
-	return st
-}
-
-// decideACPLocked advances an ACP session's state on its pending requests.
-// Called with s.mu held.
-func (s *Session) decideACPLocked(pending []acp.Permission) (State, bool) {
-	if s.exited != nil {
-		return s.state, false
-	}
-	s.faultPoint("acp")
-	if len(pending) > 0 || !s.acp.turn {
-		s.acp.timedOut = false
-	}
-	next := decideACP(pending, s.acp.turn, s.acp.ended, s.acp.outcome, s.seen, s.acp.timedOut, s.acp.authNeeded)
-	next.Agent = s.agentName()
-	if next.Name == Working || next.Name == Blocked {
-		s.seen = false
-	}
-	if next.Prompt != nil {
-		s.acp.keys[next.Prompt.ID] = pending[0].Key
-	}
-	return s.setStateLocked(next)
+	var f acpFacts
+	s.locked(func() {
+		s.faultPoint("acp")
+		f = acpFacts{turn: s.acp.turn, ended: s.acp.ended, outcome: s.acp.outcome, authNeeded: s.acp.authNeeded}
+		if len(pending) > 0 {
+			f.pending = acpPrompt(pending[0])
+			s.acp.keys[f.pending.ID] = pending[0].Key
+		}
+	})
+	return s.step(facts{acp: &f})
 }
 
 // Prompt sends a prompt turn to an ACP agent; the turn runs on, and its
@@ -260,7 +239,8 @@ func (s *Session) Prompt(text string) error {
 		s.mu.Unlock()
 		return ErrTurnRunning
 	}
-	s.acp.turn, s.acp.ended, s.task, s.acp.authNeeded = true, false, true, ""
+	s.acp.turn, s.acp.ended, s.acp.authNeeded = true, false, ""
+	s.machine.tasked()
 	s.mu.Unlock()
 	s.update()
 	go func() {

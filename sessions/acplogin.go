@@ -52,9 +52,9 @@ func (s *Session) startLogin(argv, env []string, spec SpawnSpec, need *acp.Login
 	s.acp.info = need.Agent
 	s.acp.login = login.ID
 	s.nameACP(spec, need.Agent)
-	s.state = State{Agent: s.agentName(), Name: Error, Source: SourceACP, Reason: "acp.login", Since: time.Now(),
+	s.machine.state = State{Agent: s.agentName(), Name: Error, Source: SourceACP, Reason: "acp.login", Since: time.Now(),
 		Message: fmt.Sprintf("log in in session %s (%s); the agent starts when it ends", login.ID, name)}
-	s.lastPublished = s.state
+	s.lastPublished = s.machine.state
 	s.mgr.opts.Log.Info("the agent logs in first", "session", s.ID, "login", login.ID, "method", m.ID)
 	go s.afterLogin(login, argv, env, spec)
 	return nil
@@ -109,9 +109,8 @@ func (s *Session) endLogin(why string) {
 		return
 	}
 	st := &ExitStatus{Code: -1}
-	state := s.exitedLocked(st)
-	state.Source, state.Reason, state.Message = SourceACP, "acp.login_failed", why
-	s.state = state
+	s.exited, s.exitedAt = st, time.Now()
+	state := s.machine.exited(State{Agent: s.agentName(), Name: Exited, Source: SourceACP, Reason: "acp.login_failed", Message: why}, s.exitedAt)
 	loginID := s.acp.login
 	s.mu.Unlock()
 	s.mgr.opts.Log.Warn("the agent did not start after its login", "session", s.ID, "login", loginID, "why", why)

@@ -82,7 +82,7 @@ func (s *Session) Send(text string, submit bool) error {
 		payload = append(append([]byte("\x1b[200~"), payload...), []byte("\x1b[201~")...)
 	}
 	s.mu.Lock()
-	s.task = true
+	s.machine.tasked()
 	s.mu.Unlock()
 	if err := s.write(payload); err != nil {
 		return err
@@ -160,8 +160,8 @@ func (s *Session) Answer(promptID, optionID, text string) (State, error) {
 		return st, &StaleError{Answered: promptID, Current: st.Prompt}
 	}
 	s.mu.Lock()
-	already := s.answered == promptID
-	typed := s.typedAt == promptID
+	already := s.machine.answered == promptID
+	typed := s.machine.typedAt == promptID
 	s.mu.Unlock()
 	if already {
 		return st, ErrAlreadyAnswer
@@ -191,10 +191,7 @@ func (s *Session) Answer(promptID, optionID, text string) (State, error) {
 		return st, ErrNotAnswerable
 	}
 	s.mu.Lock()
-	s.answered = promptID
-	if s.report != nil {
-		s.answeredSeq = s.report.seq
-	}
+	s.machine.answering(promptID)
 	s.mu.Unlock()
 	if err := s.writeKeys(keys, st.Prompt.KeyGap); err != nil {
 		return st, err
@@ -245,7 +242,7 @@ func splitKeys(keys string) []string {
 // agent needs before it takes keys, then checks it is still the same one.
 func (s *Session) awaitSettled(st State) (State, error) {
 	s.mu.Lock()
-	wait := st.Prompt.Settle - time.Since(s.promptAt)
+	wait := st.Prompt.Settle - time.Since(s.machine.promptAt)
 	s.mu.Unlock()
 	if wait <= 0 {
 		return st, nil
@@ -279,7 +276,7 @@ func (s *Session) awaitPromptGone(promptID string) State {
 		// The keys did not take: the same prompt is still there. Say so
 		// (the caller sees the same promptId) and let a retry through.
 		s.mu.Lock()
-		s.answered = ""
+		s.machine.answerFailed()
 		s.mu.Unlock()
 	}
 	return st

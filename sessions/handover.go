@@ -159,9 +159,9 @@ func (s *Session) snapshotFrozen() SessionSnapshot {
 		ID: s.ID, Name: s.Name, Argv: s.Argv, Cwd: s.Cwd, Pid: s.Pid, Origin: s.Origin, Env: s.env,
 		Started: s.started, Agent: s.manifest.Name, BaseAgent: s.base.Name, Token: s.token,
 		FD: -1, Cols: cols, Rows: rows, Screen: screen,
-		State: s.state, LastPublished: s.lastPublished, Revision: s.revision,
-		Seen: s.seen, Task: s.task, InputRaw: s.inputRaw, Ready: s.ready,
-		Answered: s.answered, TypedAt: s.typedAt, PromptID: s.promptID,
+		State: s.machine.state, LastPublished: s.lastPublished, Revision: s.machine.revision,
+		Seen: s.machine.seen, Task: s.machine.task, InputRaw: s.machine.inputRaw, Ready: s.machine.ready,
+		Answered: s.machine.answered, TypedAt: s.machine.typedAt, PromptID: s.machine.promptID,
 		Exited: s.exited, ExitedAt: s.exitedAt, Broken: s.broken,
 	}
 	if s.exited == nil && s.rd.open {
@@ -221,15 +221,18 @@ func (m *Manager) adopt(ss SessionSnapshot) error {
 	s := &Session{
 		ID: ss.ID, Name: ss.Name, Argv: ss.Argv, Cwd: ss.Cwd, Pid: ss.Pid, Origin: ss.Origin,
 		mgr: m, manifest: manifest, base: base, isShell: base.Identify.Shell,
-		state: ss.State, lastPublished: ss.LastPublished, revision: ss.Revision,
-		seen: ss.Seen, task: ss.Task, inputRaw: ss.InputRaw, ready: ss.Ready,
-		answered: ss.Answered, typedAt: ss.TypedAt, promptID: ss.PromptID,
-		exited: ss.Exited, exitedAt: ss.ExitedAt, broken: ss.Broken,
+		machine: machine{
+			state: ss.State, revision: ss.Revision, ended: ss.Exited != nil,
+			seen: ss.Seen, task: ss.Task, inputRaw: ss.InputRaw, ready: ss.Ready,
+			answered: ss.Answered, typedAt: ss.TypedAt, promptID: ss.PromptID,
+		},
+		lastPublished: ss.LastPublished,
+		exited:        ss.Exited, exitedAt: ss.ExitedAt, broken: ss.Broken,
 		token: ss.Token, env: ss.Env, started: ss.Started,
 		readDone: make(chan struct{}), exitDone: make(chan struct{}),
 	}
-	if s.inputRaw {
-		s.rawAt = ss.Started
+	if s.machine.inputRaw {
+		s.machine.rawAt = ss.Started
 	}
 	s.term = term.New(term.Options{Cols: ss.Cols, Rows: ss.Rows, Reply: s.reply})
 	s.term.Write(ss.Screen)
@@ -238,7 +241,7 @@ func (m *Manager) adopt(ss SessionSnapshot) error {
 	// only the same prompt, by its ID, takes them. Otherwise it stays
 	// without keys, and an answer is refused until the next look.
 	if v, _ := s.classifyNow(); v.Prompt != nil {
-		for _, st := range []*State{&s.state, &s.lastPublished} {
+		for _, st := range []*State{&s.machine.state, &s.lastPublished} {
 			if st.Prompt != nil && st.Prompt.ID == v.Prompt.ID {
 				st.Prompt = v.Prompt
 			}

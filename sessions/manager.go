@@ -75,6 +75,9 @@ type Manager struct {
 	reports  *reportServer
 	keeperMu sync.Mutex
 	pump     *pump
+	// now is the clock decisions are made on: time.Now, except in a test
+	// that steps a session through a recording on the recording's clock.
+	now func() time.Time
 }
 
 // NewManager returns a manager that reports to events.
@@ -91,7 +94,7 @@ func NewManager(opts Options, events Events) *Manager {
 	if opts.KeepExited == 0 {
 		opts.KeepExited = time.Hour
 	}
-	m := &Manager{opts: opts, events: events, sessions: map[string]*Session{}, outputs: map[string]int{}, pump: newPump()}
+	m := &Manager{opts: opts, events: events, sessions: map[string]*Session{}, outputs: map[string]int{}, pump: newPump(), now: time.Now}
 	if opts.ReportDir != "" {
 		rs, err := listenReports(opts.ReportDir, m, opts.Log)
 		if err != nil {
@@ -195,11 +198,11 @@ func (m *Manager) Spawn(spec SpawnSpec) (*Session, error) {
 	s := &Session{
 		ID: id, Name: name, Argv: append([]string(nil), spec.Argv...), Cwd: spec.Cwd,
 		Origin: spec.Origin, mgr: m, manifest: manifest, base: manifest, isShell: manifest.Identify.Shell,
-		state: State{Agent: manifest.Name, Name: Working, Source: SourceProcess, Reason: "process.starting", Since: time.Now()},
+		machine: newMachine(startingState(manifest.Name, time.Now())),
 	}
 	// The spawn result tells the editor this first state: the first
 	// notification's previous is it.
-	s.lastPublished = s.state
+	s.lastPublished = s.machine.state
 	argv := append([]string{path}, spec.Argv[1:]...)
 	if m.opts.DaemonSocket != "" {
 		env = append(env, EnvDaemonSocket+"="+m.opts.DaemonSocket)

@@ -65,44 +65,14 @@ type Session struct {
 	// mu guards everything below.
 	mu sync.Mutex
 
-	// What was decided and told.
-	state         State
+	// The decision (machine.go) and what was told of it.
+	machine       machine
 	lastPublished State
-	revision      uint64
 	exited        *ExitStatus
 	exitedAt      time.Time
-
-	// What the person and agentd did.
-	seen bool // the person saw the end of the current turn
-	// inputRaw: the agent's terminal has been seen out of line mode once;
-	// after that its mode is not looked at again.
-	inputRaw bool
-	rawAt    time.Time // when the terminal was first seen out of line mode
-	// task: the person gave the agent work since the session last read
-	// idle (text sent, or keys typed while no prompt waited). Answering a
-	// prompt is not a task: a folder-trust or first-run page answered
-	// before any work leaves the agent idle, not done.
-	task     bool
-	answered string // the promptId last answered, until it leaves the screen
-	typedAt  string // the prompt a person typed at, by promptId
-	promptID string // the last prompt seen on screen
-	promptAt time.Time
-
-	// What the screen said.
-	ready         bool   // a rule matched or the agent reported a state
-	screenState   string // the screen's last verdict
-	screenMovedAt uint64 // the newest report's seq when that verdict came
 	verdicts      verdictCache
-
-	// What the agent reported of itself. reportSeq numbers the reports;
-	// oscSeq is the terminal's count of OSC 7501 records already taken in;
-	// promptShownSeq and answeredSeq name the report that was newest when
-	// its prompt was on screen, and when agentd answered it.
-	report                      *report
-	reportSeq, oscSeq           uint64
-	promptShownSeq, answeredSeq uint64
-	token                       string      // the secret this session's reports carry
-	agentLog                    *rolloutLog // the agent's own log, for agents that keep one
+	token         string      // the secret this session's reports carry
+	agentLog      *rolloutLog // the agent's own log, for agents that keep one
 
 	// The process table, for a shell session.
 	fg            foreground
@@ -413,8 +383,7 @@ func (s *Session) guard(what string, f func()) {
 		s.mgr.opts.Log.Error("internal error in a session; it is no longer classified", "session", s.ID, "while", what, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 		s.mu.Lock()
 		s.broken = true
-		next := State{Agent: s.manifest.Name, Name: Error, Source: SourceProcess, Reason: "agentd.internal_error"}
-		st, changed := s.setStateLocked(next)
+		st, changed := s.machine.failed(s.agentName(), time.Now())
 		s.mu.Unlock()
 		if changed {
 			s.mgr.publish(s, st)
@@ -429,13 +398,26 @@ func (s *Session) isBroken() bool {
 	return s.broken
 }
 
-// update classifies the screen now and publishes the state if it changed.
+// update decides the session's state on what its driver finds now,
+// publishes it if it changed, and looks again later where the decision
+// asks to.
 func (s *Session) update() State {
+	st, again := s.look()
+	if again > 0 {
+		s.locked(func() { s.recheckLocked(again) })
+	}
+	return st
+}
+
+// look is one live decision: the facts gathered, the machine stepped, a
+// change published. It returns how soon the machine wants another look
+// (see machine.step); scheduling it is update's.
+func (s *Session) look() (State, time.Duration) {
 	s.updateMu.Lock()
 	defer s.updateMu.Unlock()
 	s.faultPoint("update")
 	if s.acp != nil {
-		return s.updateACP()
+		return s.lookACP()
 	}
 	var fg foreground
 	s.locked(func() {
@@ -444,68 +426,33 @@ func (s *Session) update() State {
 		s.readAgentLogLocked()
 	})
 	v, sc := s.classifyNow()
+	canon := false
+	s.locked(func() {
+		if !s.machine.inputRaw && s.manifest.Input.Raw && v.State == detect.StateIdle {
+			canon = canonical(s.ptmx)
+		}
+	})
+	return s.step(facts{screen: v, status: sc.Status, statusSeq: sc.StatusSeq, canonical: canon, fg: fg})
+}
+
+// step advances the session's machine on f, which the driver filled, and
+// publishes a change. It adds what the session knows: its rules, its
+// agent's name, the time.
+func (s *Session) step(f facts) (State, time.Duration) {
 	var st State
 	var changed bool
-	s.locked(func() { st, changed = s.decideLocked(v, sc, fg) })
+	var again time.Duration
+	s.locked(func() {
+		f.rules, f.agent, f.now = s.manifest, s.agentName(), s.mgr.now()
+		// Reports are weighed and the state decided in here.
+		s.faultPoint("report")
+		s.faultPoint("decide")
+		st, changed, again = s.machine.step(f)
+	})
 	if changed {
 		s.mgr.publish(s, st)
 	}
-	return st
-}
-
-// decideLocked advances the session's state on a fresh verdict; changed
-// says whether it is a new state to publish. Called with s.mu held.
-func (s *Session) decideLocked(v detect.Verdict, sc detect.Screen, fg foreground) (State, bool) {
-	if s.exited != nil {
-		return s.state, false
-	}
-	if s.answered != "" && (v.Prompt == nil || v.Prompt.ID != s.answered) {
-		s.answered = ""
-	}
-	rep := s.freshReport(v, sc)
-	if !v.Unmatched() || rep != nil {
-		s.ready = true
-	}
-	starting := !s.ready && s.manifest.HasIdleRule()
-	lineMode := false
-	if !s.inputRaw && s.manifest.Input.Raw && v.State == detect.StateIdle {
-		// A ready composer drawn while the terminal still echoes and
-		// buffers lines: the agent has not switched its input on yet, and
-		// what is typed now is lost (Grok CLI draws its composer first).
-		// Look again shortly: entering raw mode writes nothing. Some take
-		// their keys only a moment later still (input.ready_after).
-		switch {
-		case canonical(s.ptmx):
-			lineMode, s.rawAt = true, time.Time{}
-			s.recheckLocked(readyRecheck)
-		case s.rawAt.IsZero():
-			s.rawAt = time.Now()
-			fallthrough
-		default:
-			if wait := s.manifest.Input.ReadyDelay() - time.Since(s.rawAt); wait > 0 {
-				lineMode = true
-				s.recheckLocked(wait)
-			} else {
-				s.inputRaw = true
-			}
-		}
-	}
-	s.faultPoint("decide")
-	next := decide(evidence{screen: v, report: rep, current: s.state, seen: s.seen, task: s.task, starting: starting, lineMode: lineMode, knowsIdle: s.manifest.HasIdleRule(), fg: fg})
-	next.Agent = s.manifest.Name
-	if next.Name == Working || next.Name == Blocked {
-		s.seen = false
-	}
-	if next.Name == Idle && s.state.Name != Idle {
-		// The turn is over and seen (or there was none): the next one
-		// needs a task of its own. Not while idle, where a task just sent
-		// still shows as a draft in the composer.
-		s.task = false
-	}
-	if next.Prompt != nil && next.Prompt.ID != s.promptID {
-		s.promptID, s.promptAt = next.Prompt.ID, time.Now()
-	}
-	return s.setStateLocked(next)
+	return st, again
 }
 
 // readAgentLogLocked takes the newest turn event from the agent's own log
@@ -527,9 +474,7 @@ func (s *Session) readAgentLogLocked() {
 		return
 	}
 	if rep != nil {
-		s.reportSeq++
-		rep.seq = s.reportSeq
-		s.report = rep
+		s.machine.reported(*rep)
 		s.mgr.opts.Log.Info("report", "session", s.ID, "kind", "log", "event", rep.reason)
 	}
 }
@@ -546,79 +491,16 @@ func (s *Session) followForegroundLocked(fg foreground) {
 	}
 	if next != s.manifest {
 		s.manifest = next
-		s.ready, s.inputRaw = false, false // a newly started agent draws its first screen
+		s.machine.rulesChanged()
 	}
-}
-
-// freshReport returns the newest report the agent made, unless it is a
-// blocked report whose prompt has come and gone: agents report blocked
-// before they draw the prompt and may report the next state only after it
-// is answered, so once the screen has shown the prompt and no longer does
-// (or agentd answered it), the report says nothing more. An OSC 7501 record
-// the terminal received since the last look becomes the newest report.
-// Called with s.mu held.
-func (s *Session) freshReport(v detect.Verdict, sc detect.Screen) *report {
-	s.faultPoint("report")
-	if sc.StatusSeq != s.oscSeq {
-		s.oscSeq = sc.StatusSeq
-		s.reportSeq++
-		s.report = &report{source: SourceOSC, reason: "osc7501", rec: sc.Status, seq: s.reportSeq}
-	}
-	r := s.report
-	if v.State != s.screenState {
-		// The screen's own verdict moved while report r was the newest.
-		s.screenState, s.screenMovedAt = v.State, s.reportSeq
-	}
-	if r == nil || r.rec == nil {
-		return r
-	}
-	if r.rec.State == "working" && (v.State == detect.StateDone || v.State == detect.StateError) && s.screenMovedAt == r.seq {
-		// The screen shows the turn's end, drawn after the agent said it
-		// was working and with nothing said since: the report is stale (a
-		// hook that never fired, a record never cleared).
-		return nil
-	}
-	if r.rec.State != "blocked" {
-		return r
-	}
-	if v.State == detect.StateBlocked {
-		s.promptShownSeq = r.seq
-		return r
-	}
-	if s.promptShownSeq == r.seq || s.answeredSeq == r.seq {
-		return nil
-	}
-	return r
 }
 
 // setReport records a report from a hook or signal and classifies again.
 func (s *Session) setReport(reason string, rec detect.StatusRecord) {
 	s.mu.Lock()
-	s.reportSeq++
-	r := &report{source: SourceHook, reason: reason, rec: &rec, seq: s.reportSeq}
-	if rec.State == "clear" {
-		r.rec = nil
-	}
-	s.report = r
+	s.machine.reported(report{source: SourceHook, reason: reason, rec: &rec})
 	s.mu.Unlock()
 	s.poke()
-}
-
-// setStateLocked records next and reports whether a notification is due.
-func (s *Session) setStateLocked(next State) (State, bool) {
-	if next.key() == s.state.key() && next.Reason == s.state.Reason {
-		return s.state, false
-	}
-	if next.key() == s.state.key() {
-		// Same state for another reason: keep its start time, tell no one.
-		next.Since = s.state.Since
-		s.state = next
-		return s.state, false
-	}
-	next.Since = time.Now()
-	s.state = next
-	s.revision++
-	return s.state, true
 }
 
 // classifyNow renders and classifies the screen as it is at this moment.
@@ -711,9 +593,7 @@ func (s *Session) exitedLocked(st *ExitStatus) State {
 	if st.Signal != "" {
 		reason = "process.signal"
 	}
-	s.state = State{Agent: s.agentName(), Name: Exited, Source: SourceProcess, Reason: reason, Since: time.Now()}
-	s.revision++
-	return s.state
+	return s.machine.exited(State{Agent: s.agentName(), Name: Exited, Source: SourceProcess, Reason: reason}, s.exitedAt)
 }
 
 // IsACP reports whether the session speaks ACP rather than running in a PTY.
@@ -727,7 +607,7 @@ func (s *Session) Info() Info {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	in := Info{ID: s.ID, Name: s.Name, Agent: s.agentName(), Argv: s.Argv, Cwd: s.Cwd, Pid: s.Pid, Cols: cols, Rows: rows, State: s.state, Origin: s.Origin}
+	in := Info{ID: s.ID, Name: s.Name, Agent: s.agentName(), Argv: s.Argv, Cwd: s.Cwd, Pid: s.Pid, Cols: cols, Rows: rows, State: s.machine.state, Origin: s.Origin}
 	if s.acp != nil {
 		info := s.acp.info
 		in.AgentInfo = &info
@@ -747,7 +627,7 @@ func (s *Session) Screen() (detect.Screen, uint64) {
 	sc := s.term.Snapshot()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return sc, s.revision
+	return sc, s.machine.revision
 }
 
 // Resize changes the PTY and emulator size.
@@ -790,14 +670,10 @@ func (s *Session) Seen() State {
 
 func (s *Session) markSeen(input bool) {
 	s.mu.Lock()
-	if input && s.state.Name == Blocked && s.state.Prompt != nil {
-		s.typedAt = s.state.Prompt.ID
-	}
-	if s.state.Name == Done {
-		s.seen = true
-	}
-	if input && s.state.Name != Blocked {
-		s.task = true
+	if input {
+		s.machine.typed()
+	} else {
+		s.machine.sawEnd()
 	}
 	s.mu.Unlock()
 	if input {

@@ -15,7 +15,7 @@ type Transition struct {
 }
 
 // Simulate runs recorded output through the same emulator, timing and
-// decision a live session uses, on a clock of its own instead of a PTY's:
+// decision (machine.step, by way of a Decider) a live session uses, on a clock of its own instead of a PTY's:
 // the pump reads a write at once when it was parked and on the next tick
 // while output streams in, a session is classified once its output settled
 // (see pump.changed), and not while the agent holds synchronized output. It
@@ -27,6 +27,38 @@ func Simulate(m *detect.Manifest, cols, rows int, writes [][]byte, gaps []time.D
 	t := term.New(term.Options{Cols: cols, Rows: rows})
 	d := NewDecider(m)
 	var out []Transition
+	onPumpTiming(t, writes, gaps, func(write int, at time.Duration) time.Duration {
+		before := d.machine.state
+		next, again := d.decide(t.Snapshot(), at)
+		if next.key() != before.key() {
+			out = append(out, Transition{Write: write, State: next})
+		}
+		return again
+	})
+	return out
+}
+
+// onPumpTiming writes writes to t, gaps apart, and calls look at each
+// moment the pump would have a live session decide: once a burst has
+// settled, and again when a decision asked for a second look (look
+// returns how soon; 0: none). write is the index of the last write made.
+func onPumpTiming(t *term.Terminal, writes [][]byte, gaps []time.Duration, look func(write int, at time.Duration) time.Duration) {
+	// lookAt is a second look the last decision asked for (an
+	// input.ready_after delay running out), -1 when none is due.
+	lookAt := time.Duration(-1)
+	lookNow := func(write int, at time.Duration) {
+		lookAt = -1
+		if again := look(write, at); again > 0 {
+			lookAt = onTickD(at + again)
+		}
+	}
+	// looksUntil takes the second looks due before until, on the screen
+	// as the last write left it.
+	looksUntil := func(write int, until time.Duration) {
+		for n := 0; lookAt >= 0 && lookAt < until && n < 100; n++ {
+			lookNow(write, lookAt)
+		}
+	}
 	// at is when write i arrives; readAt when the pump reads it.
 	var at, readAt, changedAt time.Duration
 	readAt = -2 * tick
@@ -35,14 +67,17 @@ func Simulate(m *detect.Manifest, cols, rows int, writes [][]byte, gaps []time.D
 		if i > 0 {
 			at += gaps[i]
 		}
-		readAt = pumpReads(readAt, at)
+		next := pumpReads(readAt, at)
 		if !pending {
-			changedAt, pending = readAt, true
+			looksUntil(i-1, next)
+			changedAt, pending = next, true
 		}
+		readAt = next
 		t.Write(w)
+		due := onTickD(min(readAt+settle, changedAt+maxDelay))
 		if i < len(writes)-1 {
 			nextRead := pumpReads(readAt, at+gaps[i+1])
-			if nextRead <= onTickD(min(readAt+settle, changedAt+maxDelay)) {
+			if nextRead <= due {
 				continue // read before the classification is due: the burst goes on
 			}
 			if t.InSync() && nextRead <= onTickD(changedAt+syncHold) {
@@ -50,12 +85,9 @@ func Simulate(m *detect.Manifest, cols, rows int, writes [][]byte, gaps []time.D
 			}
 		}
 		pending = false
-		before := d.s.state
-		if next := d.Decide(t.Snapshot()); next.key() != before.key() {
-			out = append(out, Transition{Write: i, State: next})
-		}
+		lookNow(i, due)
 	}
-	return out
+	looksUntil(len(writes)-1, 1<<62)
 }
 
 // pumpReads is when the pump reads a write made at at, when its last read

@@ -445,7 +445,7 @@ func screenDetector(m *detect.Manifest, cols, rows int, writes [][]byte, at []ti
 		if t.InSync() {
 			return
 		}
-		b := d.Decide(t.Snapshot()).Name == sessions.Blocked
+		b := d.Decide(t.Snapshot(), now).Name == sessions.Blocked
 		if b != last {
 			chs = append(chs, verdictChange{now, b})
 			last = b
@@ -487,7 +487,7 @@ func tailDetector(m *detect.Manifest, cols, rows int, writes [][]byte, at []time
 		all = append(all, w...)
 		buf := all[max(0, len(all)-tail):]
 		sc := pseudoScreen(stripEscapes(buf), cols, rows)
-		b := d.Decide(sc).Name == sessions.Blocked
+		b := d.Decide(sc, at[i]).Name == sessions.Blocked
 		if b != last {
 			chs = append(chs, verdictChange{at[i], b})
 			last = b

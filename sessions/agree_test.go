@@ -1,0 +1,114 @@
+package sessions
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentd/agentd/detect"
+	"github.com/agentd/agentd/fixtures/recording"
+	"github.com/agentd/agentd/sessions/term"
+)
+
+// The bench's simulated column and the replays' expected transitions come
+// from Simulate; a live session decides in Session.look. Both step the
+// same machine, and this test holds them to it: every committed recording
+// is played through both on the same schedule (the pump's, from
+// onPumpTiming) and every transition must agree, state, reason and write.
+// The live side is a real Session with its manager, its emulator, its
+// verdict cache and its publishing; only the PTY and the process are left
+// out (a replay has none), and its clock is the recording's.
+func TestLiveDecisionIsSimulated(t *testing.T) {
+	rules, errs := detect.Load(nil, "")
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	files, _ := filepath.Glob("../fixtures/*/*/sessions/*.json")
+	if len(files) < 100 {
+		t.Fatalf("found %d recordings under fixtures/*/*/sessions: the corpus is missing", len(files))
+	}
+	transitions := 0
+	for _, f := range files {
+		var rec struct {
+			Agent      string `json:"agent"`
+			Cols, Rows int
+		}
+		data, err := os.ReadFile(f)
+		if err != nil || json.Unmarshal(data, &rec) != nil {
+			t.Fatalf("read %s: %v", f, err)
+		}
+		m, ok := rules.Lookup(rec.Agent)
+		if !ok {
+			continue
+		}
+		base := strings.TrimSuffix(f, ".json")
+		writes, gaps, err := recording.Read(base+".raw", base+".timing")
+		if err != nil {
+			t.Fatal(err)
+		}
+		gaps = recording.Capped(gaps, 500*time.Millisecond)
+		want := Simulate(m, rec.Cols, rec.Rows, writes, gaps)
+		got := lookLive(m, rec.Cols, rec.Rows, writes, gaps)
+		name, _ := filepath.Rel("../fixtures", f)
+		if d := diffTransitions(got, want); d != "" {
+			t.Errorf("%s: the live decision differs from Simulate's: %s", name, d)
+		}
+		transitions += len(want)
+	}
+	if transitions == 0 {
+		t.Fatal("no transitions in any recording: nothing was compared")
+	}
+	if !t.Failed() {
+		t.Logf("%d recordings, %d transitions, all alike", len(files), transitions)
+	}
+}
+
+// lookLive plays writes into a live Session and has it look when the pump
+// would, returning every state it published.
+func lookLive(m *detect.Manifest, cols, rows int, writes [][]byte, gaps []time.Duration) []Transition {
+	ev := &recEvents{states: map[string][]State{}}
+	mgr := NewManager(Options{}, ev)
+	start := time.Unix(0, 0)
+	var clock time.Duration
+	mgr.now = func() time.Time { return start.Add(clock) }
+	s := &Session{ID: "replay", mgr: mgr, manifest: m, base: m, machine: newMachine(startingState(m.Name, start))}
+	s.lastPublished = s.machine.state
+	s.term = term.New(term.Options{Cols: cols, Rows: rows})
+	var out []Transition
+	onPumpTiming(s.term, writes, gaps, func(write int, at time.Duration) time.Duration {
+		clock = at
+		n := len(ev.states[s.ID])
+		_, again := s.look()
+		for _, st := range ev.states[s.ID][n:] {
+			out = append(out, Transition{Write: write, State: st})
+		}
+		return again
+	})
+	return out
+}
+
+func diffTransitions(got, want []Transition) string {
+	for i := 0; i < max(len(got), len(want)); i++ {
+		switch {
+		case i >= len(got):
+			return "live missed " + describe(want[i])
+		case i >= len(want):
+			return "live added " + describe(got[i])
+		case got[i].Write != want[i].Write || got[i].State.key() != want[i].State.key() || got[i].State.Reason != want[i].State.Reason:
+			return "live " + describe(got[i]) + ", simulated " + describe(want[i])
+		}
+	}
+	return ""
+}
+
+func describe(tr Transition) string {
+	s := tr.State.Name + " (" + tr.State.Reason + ")"
+	if tr.State.Prompt != nil {
+		s += " prompt " + tr.State.Prompt.ID
+	}
+	return s + " at write " + strconv.Itoa(tr.Write)
+}

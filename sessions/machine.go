@@ -1,0 +1,287 @@
+package sessions
+
+import (
+	"time"
+
+	"github.com/agentd/agentd/detect"
+)
+
+// machine is a session's decision: everything a decision remembers between
+// two looks, and step, the one method that advances it. A live PTY
+// session, an ACP session, Simulate, the replays and the bench all decide
+// through it, so a state the bench or a replay computes is the state a
+// live session would report on the same screens.
+//
+// machine does no I/O and reads no clock: what a driver found (a verdict,
+// a report, the process table, the terminal's mode, the time) comes in as
+// facts, and the caller schedules any second look step asks for. It is
+// guarded by its session's mu.
+type machine struct {
+	state    State
+	revision uint64 // counts published changes of state
+	ended    bool   // the process exited: the state is final
+
+	// What the person and agentd did.
+	seen bool // the person saw the end of the current turn
+	// task: the person gave the agent work since the session last read
+	// idle (text sent, or keys typed while no prompt waited). Answering a
+	// prompt is not a task: a folder-trust or first-run page answered
+	// before any work leaves the agent idle, not done.
+	task     bool
+	answered string // the promptId last answered, until it leaves the screen
+	typedAt  string // the prompt a person typed at, by promptId
+	promptID string // the last prompt seen
+	promptAt time.Time
+	// timedOut: an ACP permission nobody answered in time was answered
+	// with the agent's reject option; the turn's state says so until the
+	// next permission or the turn's end.
+	timedOut bool
+
+	// What the screen said.
+	ready bool // a rule matched or the agent reported a state
+	// inputRaw: the agent's terminal has been seen out of line mode once;
+	// after that its mode is not looked at again. rawAt is when.
+	inputRaw      bool
+	rawAt         time.Time
+	screenState   string // the screen's last verdict
+	screenMovedAt uint64 // the newest report's seq when that verdict came
+
+	// What the agent reported of itself. reportSeq numbers the reports;
+	// oscSeq is the terminal's count of OSC 7501 records already taken in;
+	// promptShownSeq and answeredSeq name the report that was newest when
+	// its prompt was on screen, and when agentd answered it.
+	report                      *report
+	reportSeq, oscSeq           uint64
+	promptShownSeq, answeredSeq uint64
+}
+
+// facts is what a session's driver found at one moment: the evidence one
+// step decides on.
+type facts struct {
+	rules *detect.Manifest // the rules in use (a shell session follows its foreground)
+	agent string           // the agent name the state carries
+	now   time.Time
+
+	// A terminal session's screen.
+	screen    detect.Verdict
+	status    *detect.StatusRecord // the newest OSC 7501 record the terminal took in
+	statusSeq uint64               // the terminal's count of those records
+	// canonical: the terminal is still in line mode (it cannot tell for a
+	// screen with no terminal, a replay's).
+	canonical bool
+	fg        foreground // what runs in a shell session
+
+	// An ACP session's protocol state, instead of a screen.
+	acp *acpFacts
+}
+
+// acpFacts is what the ACP client says of the session.
+type acpFacts struct {
+	pending    *detect.Prompt // the oldest pending permission, nil when none
+	turn       bool           // a prompt is in flight
+	ended      bool           // a turn has ended since the last prompt
+	outcome    string         // how it ended
+	authNeeded string         // the agent refused the last prompt for want of a login
+}
+
+func newMachine(st State) machine { return machine{state: st} }
+
+// step advances the decision on f. It returns the state, whether it is a
+// change to publish, and, when the facts may change without output (the
+// terminal leaving line mode, an input.ready_after delay), how soon the
+// caller should look again.
+func (m *machine) step(f facts) (State, bool, time.Duration) {
+	if m.ended {
+		return m.state, false, 0
+	}
+	var next State
+	var again time.Duration
+	if f.acp != nil {
+		if f.acp.pending != nil || !f.acp.turn {
+			m.timedOut = false
+		}
+		next = decideACP(*f.acp, m.seen, m.timedOut)
+	} else {
+		next, again = m.stepScreen(f)
+	}
+	next.Agent = f.agent
+	if next.Name == Working || next.Name == Blocked {
+		m.seen = false
+	}
+	if next.Name == Idle && m.state.Name != Idle {
+		// The turn is over and seen (or there was none): the next one
+		// needs a task of its own. Not while idle, where a task just sent
+		// still shows as a draft in the composer.
+		m.task = false
+	}
+	if next.Prompt != nil && next.Prompt.ID != m.promptID {
+		m.promptID, m.promptAt = next.Prompt.ID, f.now
+	}
+	st, changed := m.set(next, f.now)
+	return st, changed, again
+}
+
+// stepScreen decides a terminal session's state on its screen.
+func (m *machine) stepScreen(f facts) (State, time.Duration) {
+	v := f.screen
+	if m.answered != "" && (v.Prompt == nil || v.Prompt.ID != m.answered) {
+		m.answered = ""
+	}
+	rep := m.freshReport(v, f.status, f.statusSeq)
+	if !v.Unmatched() || rep != nil {
+		m.ready = true
+	}
+	starting := !m.ready && f.rules.HasIdleRule()
+	lineMode, again := false, time.Duration(0)
+	if !m.inputRaw && f.rules.Input.Raw && v.State == detect.StateIdle {
+		// A ready composer drawn while the terminal still echoes and
+		// buffers lines: the agent has not switched its input on yet, and
+		// what is typed now is lost (Grok CLI draws its composer first).
+		// Look again shortly: entering raw mode writes nothing. Some take
+		// their keys only a moment later still (input.ready_after).
+		switch {
+		case f.canonical:
+			lineMode, m.rawAt, again = true, time.Time{}, readyRecheck
+		case m.rawAt.IsZero():
+			m.rawAt = f.now
+			fallthrough
+		default:
+			if wait := f.rules.Input.ReadyDelay() - f.now.Sub(m.rawAt); wait > 0 {
+				lineMode, again = true, wait
+			} else {
+				m.inputRaw = true
+			}
+		}
+	}
+	return decide(evidence{screen: v, report: rep, current: m.state, seen: m.seen, task: m.task, starting: starting,
+		lineMode: lineMode, knowsIdle: f.rules.HasIdleRule(), fg: f.fg}), again
+}
+
+// freshReport returns the newest report the agent made, unless it is a
+// blocked report whose prompt has come and gone: agents report blocked
+// before they draw the prompt and may report the next state only after it
+// is answered, so once the screen has shown the prompt and no longer does
+// (or agentd answered it), the report says nothing more. An OSC 7501 record
+// the terminal received since the last look becomes the newest report.
+func (m *machine) freshReport(v detect.Verdict, status *detect.StatusRecord, statusSeq uint64) *report {
+	if statusSeq != m.oscSeq {
+		m.oscSeq = statusSeq
+		m.reportSeq++
+		m.report = &report{source: SourceOSC, reason: "osc7501", rec: status, seq: m.reportSeq}
+	}
+	r := m.report
+	if v.State != m.screenState {
+		// The screen's own verdict moved while report r was the newest.
+		m.screenState, m.screenMovedAt = v.State, m.reportSeq
+	}
+	if r == nil || r.rec == nil {
+		return r
+	}
+	if r.rec.State == "working" && (v.State == detect.StateDone || v.State == detect.StateError) && m.screenMovedAt == r.seq {
+		// The screen shows the turn's end, drawn after the agent said it
+		// was working and with nothing said since: the report is stale (a
+		// hook that never fired, a record never cleared).
+		return nil
+	}
+	if r.rec.State != "blocked" {
+		return r
+	}
+	if v.State == detect.StateBlocked {
+		m.promptShownSeq = r.seq
+		return r
+	}
+	if m.promptShownSeq == r.seq || m.answeredSeq == r.seq {
+		return nil
+	}
+	return r
+}
+
+// set records next and reports whether a notification is due.
+func (m *machine) set(next State, now time.Time) (State, bool) {
+	if next.key() == m.state.key() && next.Reason == m.state.Reason {
+		return m.state, false
+	}
+	if next.key() == m.state.key() {
+		// Same state for another reason: keep its start time, tell no one.
+		next.Since = m.state.Since
+		m.state = next
+		return m.state, false
+	}
+	next.Since = now
+	m.state = next
+	m.revision++
+	return m.state, true
+}
+
+// The events below are what happens to a session between two steps. Each
+// changes only the memory the next step reads.
+
+// reported takes a report the agent made of itself (a hook, a signal, a
+// line of its log) as the newest. A "clear" record withdraws the last.
+func (m *machine) reported(r report) {
+	m.reportSeq++
+	r.seq = m.reportSeq
+	if r.rec != nil && r.rec.State == "clear" {
+		r.rec = nil
+	}
+	m.report = &r
+}
+
+// rulesChanged: a shell session switched to another agent's rules (or back
+// to its own). A newly started agent draws its first screen.
+func (m *machine) rulesChanged() { m.ready, m.inputRaw = false, false }
+
+// typed: a person typed keys into the terminal. At a prompt they may have
+// moved its selection; elsewhere keys are a task. Either way the end of
+// the last turn has been seen.
+func (m *machine) typed() {
+	if m.state.Name == Blocked && m.state.Prompt != nil {
+		m.typedAt = m.state.Prompt.ID
+	}
+	m.sawEnd()
+	if m.state.Name != Blocked {
+		m.task = true
+	}
+}
+
+// sawEnd: the person looked at the session; a finished turn is seen.
+func (m *machine) sawEnd() {
+	if m.state.Name == Done {
+		m.seen = true
+	}
+}
+
+// tasked: agentd sent the agent work (session/send, an ACP prompt).
+func (m *machine) tasked() { m.task = true }
+
+// answering: agentd is about to type the answer to promptID. Until that
+// prompt leaves, another answer to it is refused, and a blocked report
+// made before it says nothing more.
+func (m *machine) answering(promptID string) {
+	m.answered = promptID
+	if m.report != nil {
+		m.answeredSeq = m.report.seq
+	}
+}
+
+// answerFailed: the keys did not take (the same prompt is still there), so
+// a retry may go through.
+func (m *machine) answerFailed() { m.answered = "" }
+
+// permissionTimedOut: an ACP permission was answered with the agent's
+// reject option because nobody did in time.
+func (m *machine) permissionTimedOut() { m.timedOut = true }
+
+// failed: agentd itself failed inside the session's work; the session is
+// error and no longer classified.
+func (m *machine) failed(agent string, now time.Time) (State, bool) {
+	return m.set(State{Agent: agent, Name: Error, Source: SourceProcess, Reason: "agentd.internal_error"}, now)
+}
+
+// exited: the process ended. Its state is final: later steps keep it.
+func (m *machine) exited(st State, now time.Time) State {
+	st.Since = now
+	m.state, m.ended = st, true
+	m.revision++
+	return m.state
+}
