@@ -10,24 +10,14 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/detect"
+	"github.com/agentd/agentd/fixtures/recording"
 	"github.com/agentd/agentd/sessions/term"
 )
 
 // capture is one labelled fixture: raw PTY bytes and what a person saw.
 type capture struct {
-	Path     string `json:"-"`
-	Agent    string `json:"agent"`
-	Version  string `json:"version"`
-	Scenario string `json:"scenario"`
-	Cols     int    `json:"cols"`
-	Rows     int    `json:"rows"`
-	State    string `json:"state"`
-	Outcome  string `json:"outcome"`
-	Prompt   *struct {
-		Kind     string   `json:"kind"`
-		Question string   `json:"question"`
-		Options  []string `json:"options"`
-	} `json:"prompt"`
+	Path string `json:"-"`
+	recording.Capture
 	misdetected bool
 }
 

@@ -60,36 +60,20 @@ var detectorNames = []string{
 
 // ---- the recordings ----
 
-type tlEvent struct {
-	Offset     int     `json:"offset"`
-	Seconds    float64 `json:"seconds"`
-	Action     string  `json:"action"`
-	HeldOffset *int    `json:"held_offset"`
-}
+// tlEvent and recLabel are a session's timeline events and labels, as
+// the recorder writes them.
+type (
+	tlEvent  = recording.Event
+	recLabel = recording.Label
+)
 
-type recLabel struct {
-	Offset        int      `json:"offset"`
-	State         string   `json:"state"`
-	Capture       string   `json:"capture"`
-	Mark          string   `json:"mark"` // a label with no capture file
-	SeenOffset    int      `json:"seen_offset"`
-	SeenFrom      string   `json:"seen_from"`
-	GoneOffset    *int     `json:"gone_offset"`
-	AnswerOffset  *int     `json:"answer_offset"`
-	AnswerSeconds *float64 `json:"answer_seconds"`
-}
-
+// sessionRec is a recorded session: its label and its output.
 type sessionRec struct {
-	path     string     // .json
-	name     string     // agent/scenario
-	Agent    string     `json:"agent"`
-	Scenario string     `json:"scenario"`
-	Cols     int        `json:"cols"`
-	Rows     int        `json:"rows"`
-	Labels   []recLabel `json:"labels"`
-	Timeline []tlEvent  `json:"timeline"`
-	writes   [][]byte
-	delays   []time.Duration // the pause before each write, as recorded
+	path string // .json
+	name string // agent/scenario
+	recording.Session
+	writes [][]byte
+	delays []time.Duration // the pause before each write, as recorded
 }
 
 func loadSessionRecs(root string) ([]*sessionRec, error) {

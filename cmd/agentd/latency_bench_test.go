@@ -40,14 +40,11 @@ func replayBinary(t testing.TB) string {
 	return replayPath
 }
 
+// recording is a session the recorder wrote (its label, rec.Session) and
+// the files of its output.
 type recording struct {
 	Raw, Timing string
-	Agent       string `json:"agent"`
-	Cols        int    `json:"cols"`
-	Rows        int    `json:"rows"`
-	Labels      []struct {
-		State string `json:"state"`
-	} `json:"labels"`
+	rec.Session
 }
 
 func loadRecordings(t testing.TB) []recording {
