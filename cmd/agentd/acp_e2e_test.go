@@ -328,3 +328,29 @@ func TestACPPermissionTimeout(t *testing.T) {
 		t.Errorf("the unanswered tool ran")
 	}
 }
+
+// The real Cline over ACP (cline --acp), with its openai-compatible
+// provider set up as for the screen tests and named on the command line:
+// Cline still wants an ACP authenticate with one of its own methods
+// (cline, cline-pass, openai-codex), all of which need its account
+// service. agentd refuses the spawn with the login error and those
+// methods, as for any ACP agent that asks to log in; past that, nothing
+// runs offline.
+func TestClineACPNeedsLogin(t *testing.T) {
+	bin := requireAgent(t, "cline")
+	d, err := lab.NewDirs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, _, err := lab.Cline(bin, d, &fakemodel.Script{}, lab.ClineOptions{}, "--acp", "-P", "openai-compatible", "-m", "fake-model")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Cleanup()
+	c := startAgentd(t)
+	err = c.call("session/spawn", map[string]any{"argv": l.Argv, "cwd": d.Work, "env": envMap(l.Env, "CI"), "protocol": "acp", "agent": "cline-acp"}, nil)
+	if rpcCode(err) != -32014 || !strings.Contains(err.Error(), `"cline"`) || !strings.Contains(err.Error(), `"cline-pass"`) {
+		t.Fatalf("session/spawn of cline --acp: %v; want the login error (-32014) naming Cline's auth methods", err)
+	}
+	t.Logf("spawn refused as expected: %v", err)
+}
