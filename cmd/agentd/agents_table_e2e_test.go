@@ -53,10 +53,6 @@ type agentRow struct {
 	// answered in order; then the session is idle with no done on the way.
 	firstRun []pageAnswer
 	turns    []agentTurn
-	// firstDone: the first done of a turn already has the turn's outcome
-	// (the agent reports it). Without it a screen-read turn may end in
-	// done with outcome unknown for a frame before the outcome is drawn.
-	firstDone bool
 	// neverBlocked: the agent never asks, so no state is blocked.
 	neverBlocked bool
 	// after checks the end of the run, before the kill.
@@ -97,6 +93,10 @@ type agentTurn struct {
 	made        bool   // whether the answer lets it be made
 	// outcome is the done outcome that ends the turn; "": any.
 	outcome string
+	// firstDone: the turn's first done already has its outcome (the
+	// agent reports it). Without it a screen-read turn may end in done
+	// with outcome unknown for a frame before the outcome is drawn.
+	firstDone bool
 	// idleEnds: the turn may end idle with no done.
 	idleEnds bool
 }
@@ -155,14 +155,23 @@ func agentRows() []agentRow {
 				Prompt:    "make a file",
 				Reply:     fakemodel.Reply{Text: "I'll create it.", Tool: lab.ClaudeBash("sleep 1 && touch made.txt", "Create made.txt")},
 				AfterTool: fakemodel.Reply{Text: "Created made.txt."},
+			}, {
+				Prompt:    "make another",
+				Reply:     fakemodel.Reply{Tool: lab.ClaudeBash("touch other.txt", "Create other.txt")},
+				AfterTool: fakemodel.Reply{Text: "Understood."},
 			}}},
-			firstDone: true,
 			turns: []agentTurn{{
 				send: "please make a file", working: true,
 				question: "Do you want to proceed?", kind: "permission",
 				options:   []string{"Yes", "Yes, and always allow access to *", "Yes, and switch to auto mode", "No"},
 				attention: true, answer: "Yes", unblocked: true, workingAfter: true,
-				file: "made.txt", made: true, outcome: "completed",
+				file: "made.txt", made: true, outcome: "completed", firstDone: true,
+			}, {
+				send: "now make another", working: true,
+				question: "Do you want to proceed?", kind: "permission",
+				options: []string{"Yes", "Yes, and always allow access to *", "Yes, and switch to auto mode", "No"},
+				answer:  "No", unblocked: true,
+				file: "other.txt", outcome: "interrupted",
 			}},
 		},
 		{
@@ -177,14 +186,23 @@ func agentRows() []agentRow {
 				Prompt:    "notes file",
 				Reply:     fakemodel.Reply{Tool: lab.CodexExec("touch notes.txt", "Create the notes file you asked for")},
 				AfterTool: fakemodel.Reply{Text: "Created notes.txt."},
+			}, {
+				Prompt:    "other file",
+				Reply:     fakemodel.Reply{Tool: lab.CodexExec("touch other.txt", "Create the other file")},
+				AfterTool: fakemodel.Reply{Text: "Understood."},
 			}}},
-			firstDone: true,
 			turns: []agentTurn{{
 				send: "make a notes file", working: true,
 				question: "Would you like to run the following command?",
 				options:  []string{"Yes, proceed", "Yes, and don't ask again for commands that start with `touch notes.txt`", "No, and tell Codex what to do differently"},
 				answer:   "Yes, proceed", unblocked: true,
-				file: "notes.txt", made: true, outcome: "completed",
+				file: "notes.txt", made: true, outcome: "completed", firstDone: true,
+			}, {
+				send: "now make the other file", working: true,
+				question: "Would you like to run the following command?",
+				options:  []string{"Yes, proceed", "Yes, and don't ask again for commands that start with `touch other.txt`", "No, and tell Codex what to do differently"},
+				answer:   "No, and tell Codex what to do differently", unblocked: true,
+				file: "other.txt", outcome: "interrupted",
 			}},
 		},
 		{
@@ -524,7 +542,7 @@ func (row agentRow) awaitEnd(t *testing.T, c *client, id string, from *int, turn
 			return true
 		case n.State == "done" && (turn.outcome == "" || n.Outcome == turn.outcome):
 			return false
-		case n.State == "done" && row.firstDone:
+		case n.State == "done" && turn.firstDone:
 			t.Fatalf("done outcome %q (%s), want %s; states %s", n.Outcome, n.Reason, turn.outcome, c.stateTrail(id))
 		}
 	}
