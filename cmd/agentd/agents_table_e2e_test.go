@@ -83,14 +83,10 @@ type agentTurn struct {
 	unblocked bool
 	// workingAfter: working follows the answer.
 	workingAfter bool
-	// then is the prompt the answer brings, answered in turn; maybe: it
-	// may not come at all.
-	then  *pageAnswer
-	maybe bool
-	// thenOptions are then's option labels, when checked.
-	thenOptions []string
-	file        string // the work-folder file the command makes
-	made        bool   // whether the answer lets it be made
+	// then is the prompt the answer brings, answered in turn.
+	then *followUp
+	file string // the work-folder file the command makes
+	made bool   // whether the answer lets it be made
 	// outcome is the done outcome that ends the turn; "": any.
 	outcome string
 	// firstDone: the turn's first done already has its outcome (the
@@ -101,6 +97,16 @@ type agentTurn struct {
 	idleEnds bool
 }
 
+// followUp is a prompt an answer brings: its question, its option labels
+// when given, the label to answer; maybe: it may not come at all.
+type followUp struct {
+	question string
+	options  []string
+	answer   string
+	maybe    bool
+}
+
+// installed is an agent CLI in the agents cache (lab.Require).
 func installed(name string) func(t *testing.T) string {
 	return func(t *testing.T) string { t.Helper(); return requireAgent(t, name) }
 }
@@ -136,11 +142,11 @@ func twoFiles(made, other *fakemodel.ToolCall, afterOther string) *fakemodel.Scr
 
 // approve and refuse are the two turns most rows play.
 func approve(question string, options []string, answer, outcome string) agentTurn {
-	return agentTurn{send: "please make the file", question: question, options: options, answer: answer, file: "made.txt", made: true, outcome: outcome}
+	return agentTurn{send: "please make the file", question: question, kind: "permission", options: options, answer: answer, file: "made.txt", made: true, outcome: outcome}
 }
 
 func refuse(question string, options []string, answer, outcome string) agentTurn {
-	return agentTurn{send: "now make another", question: question, options: options, answer: answer, file: "other.txt", outcome: outcome}
+	return agentTurn{send: "now make another", question: question, kind: "permission", options: options, answer: answer, file: "other.txt", outcome: outcome}
 }
 
 func agentRows() []agentRow {
@@ -193,15 +199,15 @@ func agentRows() []agentRow {
 			}}},
 			turns: []agentTurn{{
 				send: "make a notes file", working: true,
-				question: "Would you like to run the following command?",
-				options:  []string{"Yes, proceed", "Yes, and don't ask again for commands that start with `touch notes.txt`", "No, and tell Codex what to do differently"},
-				answer:   "Yes, proceed", unblocked: true,
+				question: "Would you like to run the following command?", kind: "permission",
+				options: []string{"Yes, proceed", "Yes, and don't ask again for commands that start with `touch notes.txt`", "No, and tell Codex what to do differently"},
+				answer:  "Yes, proceed", unblocked: true,
 				file: "notes.txt", made: true, outcome: "completed", firstDone: true,
 			}, {
 				send: "now make the other file", working: true,
-				question: "Would you like to run the following command?",
-				options:  []string{"Yes, proceed", "Yes, and don't ask again for commands that start with `touch other.txt`", "No, and tell Codex what to do differently"},
-				answer:   "No, and tell Codex what to do differently", unblocked: true,
+				question: "Would you like to run the following command?", kind: "permission",
+				options: []string{"Yes, proceed", "Yes, and don't ask again for commands that start with `touch other.txt`", "No, and tell Codex what to do differently"},
+				answer:  "No, and tell Codex what to do differently", unblocked: true,
 				file: "other.txt", outcome: "interrupted",
 			}},
 		},
@@ -289,7 +295,7 @@ func agentRows() []agentRow {
 				approve("Create made.txt", []string{"Allow once", "Allow always", "Reject"}, "Allow once", "completed"),
 				func() agentTurn {
 					r := refuse("Create other.txt", []string{"Allow once", "Allow always", "Reject"}, "Reject", "")
-					r.then, r.maybe, r.idleEnds = &pageAnswer{question: "Tell Kilo what to do differently", answer: "confirm"}, true, true
+					r.then, r.idleEnds = &followUp{question: "Tell Kilo what to do differently", answer: "confirm", maybe: true}, true
 					return r
 				}(),
 			},
@@ -361,10 +367,10 @@ func agentRows() []agentRow {
 			script: twoFiles(lab.LettaBash("touch made.txt", "Create the made file"), lab.LettaBash("touch other.txt", "Create the other file"), "Understood."),
 			turns: func() []agentTurn {
 				q, no := "Run this command?", "No, and tell Letta Code what to do differently"
-				a := approve(q, []string{"Yes", "Yes, and don't ask again for 'touch*", no}, "Yes", "completed")
-				r := refuse(q, []string{"Yes", "Yes, and don't ask again for 'touch*", no}, no, "interrupted")
-				a.kind, r.kind, a.settles, r.settles = "permission", "permission", true, true
-				r.then, r.thenOptions = &pageAnswer{question: q, answer: "cancel"}, []string{"cancel"}
+				a := approve(q, []string{"Yes", "Yes, and don't ask again for 'touch made.txt' in this project", no}, "Yes", "completed")
+				r := refuse(q, []string{"Yes", "Yes, and don't ask again for 'touch other.txt' in this project", no}, no, "interrupted")
+				a.settles, r.settles = true, true
+				r.then = &followUp{question: q, options: []string{"cancel"}, answer: "cancel"}
 				return []agentTurn{a, r}
 			}(),
 		},
@@ -479,15 +485,15 @@ func (row agentRow) play(t *testing.T, c *client, id string, from *int, work str
 		if turn.workingAfter {
 			c.waitState(id, "working", from, 30*time.Second)
 		}
-		if turn.then != nil && !turn.maybe {
+		if f := turn.then; f != nil && !f.maybe {
 			r := c.waitPrompt(id, from, 30*time.Second)
 			for r.Prompt.PromptID == b.Prompt.PromptID {
 				r = c.waitPrompt(id, from, 30*time.Second)
 			}
-			if r.Prompt.Question != turn.then.question || turn.thenOptions != nil && !labelsMatch(promptLabels(r), turn.thenOptions) {
-				t.Fatalf("after %q: prompt %+v, want %q with options %q; screen:\n%s", turn.answer, r.Prompt, turn.then.question, turn.thenOptions, c.screen(id))
+			if r.Prompt.Question != f.question || f.options != nil && !labelsMatch(promptLabels(r), f.options) {
+				t.Fatalf("after %q: prompt %+v, want %q with options %q; screen:\n%s", turn.answer, r.Prompt, f.question, f.options, c.screen(id))
 			}
-			c.mustCall("runtime_answer", map[string]any{"sessionId": id, "promptId": r.Prompt.PromptID, "optionId": optionByLabel(t, r, turn.then.answer)}, nil)
+			c.mustCall("runtime_answer", map[string]any{"sessionId": id, "promptId": r.Prompt.PromptID, "optionId": optionByLabel(t, r, f.answer)}, nil)
 		}
 	}
 	idle := row.awaitEnd(t, c, id, from, turn)
@@ -518,6 +524,7 @@ func (row agentRow) awaitPrompt(t *testing.T, c *client, id string, from *int, t
 		}
 		labels := promptLabels(b)
 		if b.Prompt.Question == turn.question && (turn.kind == "" || b.Prompt.Kind == turn.kind) && labelsMatch(labels, turn.options) {
+			t.Logf("%q: %s prompt %q %q", turn.send, b.Prompt.Kind, b.Prompt.Question, labels)
 			return b
 		}
 		if !turn.settles {
@@ -536,7 +543,7 @@ func (row agentRow) awaitEnd(t *testing.T, c *client, id string, from *int, turn
 	for {
 		n := nextState(c, id, from, time.Until(deadline))
 		switch {
-		case n.State == "blocked" && turn.maybe && n.Prompt != nil && n.Prompt.Question == turn.then.question:
+		case n.State == "blocked" && turn.then != nil && turn.then.maybe && n.Prompt != nil && n.Prompt.Question == turn.then.question:
 			c.mustCall("runtime_answer", map[string]any{"sessionId": id, "promptId": n.Prompt.PromptID, "optionId": optionByLabel(t, n, turn.then.answer)}, nil)
 		case n.State == "idle" && turn.idleEnds:
 			return true
