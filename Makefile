@@ -96,11 +96,14 @@ cross:
 # PTY readiness, a blocking wait for each child, the $$TMPDIR socket folder
 # and the polled wait for a daemon's end (docs/platforms.md). sessions and
 # rpc in full; of cmd/agentd the daemon, forwarder, keeper, CLI, demo
-# agent, fault and Claude Code tests.
-PORTABLE_RUN ?= Upgrade|Daemon|Stdio|Forwarder|KilledAgentd|Fault|BadInput|Scripts|Attach|RunInTmux|ShellSession|ReportSocket|StopThenStart|SplitKeys|ClaudeEndToEnd|ClaudeOutlives|ClaudeHooks
+# agent, fault and Claude Code tests (PORTABLE_AGENTS: the rows of
+# TestAgents, the real agents' end-to-end table, run too).
+PORTABLE_RUN ?= Upgrade|Daemon|Stdio|Forwarder|KilledAgentd|Fault|BadInput|Scripts|Attach|RunInTmux|ShellSession|ReportSocket|StopThenStart|SplitKeys|ClaudeOutlives|ClaudeHooks
+PORTABLE_AGENTS ?= claude
 portable:
 	AGENTD_PORTABLE=1 $(GO) test -count=1 ./sessions/... ./rpc/
 	AGENTD_PORTABLE=1 AGENTD_AGENTS_CACHE=$(AGENTS_CACHE) AGENTD_REQUIRE_AGENTS=1 $(GO) test -count=1 -run '$(PORTABLE_RUN)' ./cmd/agentd/
+	AGENTD_PORTABLE=1 AGENTD_AGENTS_CACHE=$(AGENTS_CACHE) AGENTD_REQUIRE_AGENTS=1 $(GO) test -count=1 -run 'TestAgents/^($(PORTABLE_AGENTS))$$' ./cmd/agentd/
 
 # Live conformance: install the pinned agents, record every scenario fresh
 # into a temporary folder, and classify those captures. An agent whose UI

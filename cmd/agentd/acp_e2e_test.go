@@ -163,139 +163,115 @@ func acpFlow(t *testing.T, argv, env []string, work string, agent, allow, reject
 	c.waitState(s.SessionID, "exited", &from, 20*time.Second)
 }
 
-func TestClaudeACPThroughAgentd(t *testing.T) {
-	bin := requireAgent(t, "claude-code-acp")
-	d, err := lab.NewDirs(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	// agentd serves terminal/*, so Claude Code ACP runs its commands
-	// through mcp__acp__Bash.
-	script := acpScript(func(f string) *fakemodel.ToolCall { return lab.ClaudeACPBash("touch "+f, "Create "+f) })
-	l, _, err := lab.ClaudeACP(bin, d, script, lab.ClaudeOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Cleanup()
-	acpFlow(t, l.Argv, l.Env, d.Work, "claude-code-acp", "allow", "reject", true)
-}
+// acpLaunch is a lab setup for an agent over ACP.
+type acpLaunch func(bin string, d lab.Dirs, s *fakemodel.Script) (*lab.Launch, *fakemodel.Server, error)
 
-// The renamed adapter, @agentclientprotocol/claude-agent-acp, in the mode
-// its settings ask for (defaultMode "default": ask first).
-func TestClaudeAgentACPThroughAgentd(t *testing.T) {
-	bin := requireAgent(t, "claude-agent-acp")
-	d, err := lab.NewDirs(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
+// TestAgentsACP runs each agent that speaks ACP, offline against the fake
+// model server, through the real agentd (acpFlow): allowed, rejected,
+// cancelled. One row per agent, a subtest named after the agent it is
+// spawned as (-run 'TestAgentsACP/^gemini-acp$'); a new ACP agent joins
+// with a row: the installed CLI, its lab setup, the tool call that runs
+// "touch FILE", and its own allow and reject option ids.
+func TestAgentsACP(t *testing.T) {
+	rows := []struct {
+		agent, bin    string // the agent it is spawned as; the installed CLI
+		launch        acpLaunch
+		tool          func(file string) *fakemodel.ToolCall
+		allow, reject string
+		terminals     bool // it runs its commands through agentd's terminal/*
+	}{
+		{
+			// agentd serves terminal/*, so Claude Code ACP runs its
+			// commands through mcp__acp__Bash.
+			agent: "claude-code-acp", bin: "claude-code-acp", allow: "allow", reject: "reject", terminals: true,
+			launch: func(bin string, d lab.Dirs, s *fakemodel.Script) (*lab.Launch, *fakemodel.Server, error) {
+				return lab.ClaudeACP(bin, d, s, lab.ClaudeOptions{})
+			},
+			tool: func(f string) *fakemodel.ToolCall { return lab.ClaudeACPBash("touch "+f, "Create "+f) },
+		},
+		{
+			// The renamed adapter, @agentclientprotocol/claude-agent-acp,
+			// in the mode its settings ask for (defaultMode "default": ask
+			// first). It offers Claude Code's own Bash (not
+			// mcp__acp__Bash), which runs the command itself rather than in
+			// a terminal agentd hosts.
+			agent: "claude-agent-acp", bin: "claude-agent-acp", allow: "allow-once", reject: "reject",
+			launch: func(bin string, d lab.Dirs, s *fakemodel.Script) (*lab.Launch, *fakemodel.Server, error) {
+				return lab.ClaudeAgentACP(bin, d, s, lab.ClaudeOptions{})
+			},
+			tool: func(f string) *fakemodel.ToolCall { return lab.ClaudeBash("touch "+f, "Create "+f) },
+		},
+		{
+			agent: "gemini-acp", bin: "gemini", allow: "proceed_once", reject: "cancel",
+			launch: func(bin string, d lab.Dirs, s *fakemodel.Script) (*lab.Launch, *fakemodel.Server, error) {
+				return lab.Gemini(bin, d, s, lab.GeminiOptions{Args: []string{"--acp"}})
+			},
+			tool: func(f string) *fakemodel.ToolCall { return lab.GeminiShell("touch "+f, "Create "+f) },
+		},
+		{
+			// The real Copilot CLI over ACP (copilot --acp), offline with
+			// its own model on a fake chat-completions server: its own
+			// option ids and labels.
+			agent: "copilot-acp", bin: "copilot", allow: "allow_once", reject: "reject_once",
+			launch: func(bin string, d lab.Dirs, s *fakemodel.Script) (*lab.Launch, *fakemodel.Server, error) {
+				return lab.Copilot(bin, d, s, "--acp")
+			},
+			tool: func(f string) *fakemodel.ToolCall { return lab.CopilotBash("touch "+f, "Create "+f) },
+		},
+		{
+			// The real Codex ACP adapter (@agentclientprotocol/codex-acp)
+			// over its own bundled Codex, offline against a fake Responses
+			// server, in the mode that asks (lab.CodexACP). Its reject is
+			// "cancel", which Codex takes as an abort: the rejected turn
+			// ends interrupted.
+			agent: "codex-acp", bin: "codex-acp", allow: "allow_once", reject: "cancel",
+			launch: func(bin string, d lab.Dirs, s *fakemodel.Script) (*lab.Launch, *fakemodel.Server, error) {
+				return lab.CodexACP(bin, d, s, lab.CodexOptions{})
+			},
+			tool: func(f string) *fakemodel.ToolCall { return lab.CodexExec("touch "+f, "Create "+f) },
+		},
+		{
+			// The real OpenCode over ACP (opencode acp), offline against a
+			// fake chat-completions server.
+			agent: "opencode-acp", bin: "opencode", allow: "once", reject: "reject",
+			launch: func(bin string, d lab.Dirs, s *fakemodel.Script) (*lab.Launch, *fakemodel.Server, error) {
+				return lab.OpenCode(bin, d, s, "acp")
+			},
+			tool: func(f string) *fakemodel.ToolCall { return lab.OpenCodeBash("touch "+f, "Create "+f) },
+		},
+		{
+			// The real Qwen Code over ACP (qwen --acp), offline against a
+			// fake chat-completions server, asking first
+			// (tools.approvalMode "default").
+			agent: "qwen-acp", bin: "qwen", allow: "proceed_once", reject: "cancel",
+			launch: func(bin string, d lab.Dirs, s *fakemodel.Script) (*lab.Launch, *fakemodel.Server, error) {
+				return lab.Qwen(bin, d, s, "--acp")
+			},
+			tool: func(f string) *fakemodel.ToolCall { return lab.QwenShell("touch "+f, "Create "+f) },
+		},
 	}
-	// This adapter offers Claude Code's own Bash (not mcp__acp__Bash), which
-	// runs the command itself rather than in a terminal agentd hosts.
-	script := acpScript(func(f string) *fakemodel.ToolCall { return lab.ClaudeBash("touch "+f, "Create "+f) })
-	l, srv, err := lab.ClaudeAgentACP(bin, d, script, lab.ClaudeOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Cleanup()
-	defer func() {
-		if t.Failed() {
-			for _, r := range srv.Requests() {
-				t.Logf("model request: last %q tools %v", r.LastUser, r.Tools)
+	for _, r := range rows {
+		t.Run(r.agent, func(t *testing.T) {
+			bin := requireAgent(t, r.bin)
+			d, err := lab.NewDirs(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-	}()
-	acpFlow(t, l.Argv, l.Env, d.Work, "claude-agent-acp", "allow-once", "reject", false)
-}
-
-func TestGeminiACPThroughAgentd(t *testing.T) {
-	bin := requireAgent(t, "gemini")
-	d, err := lab.NewDirs(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := acpScript(func(f string) *fakemodel.ToolCall { return lab.GeminiShell("touch "+f, "Create "+f) })
-	l, _, err := lab.Gemini(bin, d, script, lab.GeminiOptions{Args: []string{"--acp"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Cleanup()
-	acpFlow(t, l.Argv, l.Env, d.Work, "gemini-acp", "proceed_once", "cancel", false)
-}
-
-// The real Copilot CLI over ACP (copilot --acp), offline with its own model
-// on a fake chat-completions server: its own option ids and labels.
-func TestCopilotACPThroughAgentd(t *testing.T) {
-	bin := requireAgent(t, "copilot")
-	d, err := lab.NewDirs(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := acpScript(func(f string) *fakemodel.ToolCall { return lab.CopilotBash("touch "+f, "Create "+f) })
-	l, _, err := lab.Copilot(bin, d, script, "--acp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Cleanup()
-	acpFlow(t, l.Argv, l.Env, d.Work, "copilot-acp", "allow_once", "reject_once", false)
-}
-
-// The real Codex ACP adapter (@agentclientprotocol/codex-acp) over its own
-// bundled Codex, offline against a fake Responses server, in the mode that
-// asks (lab.CodexACP). Its reject is "cancel", which Codex takes as an
-// abort: the rejected turn ends interrupted.
-func TestCodexACPThroughAgentd(t *testing.T) {
-	bin := requireAgent(t, "codex-acp")
-	d, err := lab.NewDirs(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := acpScript(func(f string) *fakemodel.ToolCall { return lab.CodexExec("touch "+f, "Create "+f) })
-	l, _, err := lab.CodexACP(bin, d, script, lab.CodexOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Cleanup()
-	acpFlow(t, l.Argv, l.Env, d.Work, "codex-acp", "allow_once", "cancel", false)
-}
-
-// The real OpenCode over ACP (opencode acp), offline against a fake
-// chat-completions server.
-func TestOpenCodeACPThroughAgentd(t *testing.T) {
-	bin := requireAgent(t, "opencode")
-	d, err := lab.NewDirs(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := acpScript(func(f string) *fakemodel.ToolCall { return lab.OpenCodeBash("touch "+f, "Create "+f) })
-	l, _, err := lab.OpenCode(bin, d, script, "acp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Cleanup()
-	acpFlow(t, l.Argv, l.Env, d.Work, "opencode-acp", "once", "reject", false)
-}
-
-// The real Qwen Code over ACP (qwen --acp), offline against a fake
-// chat-completions server, asking first (tools.approvalMode "default").
-func TestQwenACPThroughAgentd(t *testing.T) {
-	bin := requireAgent(t, "qwen")
-	d, err := lab.NewDirs(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := acpScript(func(f string) *fakemodel.ToolCall { return lab.QwenShell("touch "+f, "Create "+f) })
-	l, srv, err := lab.Qwen(bin, d, script, "--acp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Cleanup()
-	defer func() {
-		if t.Failed() {
-			for _, r := range srv.Requests() {
-				t.Logf("model request: last %q tools %v", r.LastUser, r.Tools)
+			l, srv, err := r.launch(bin, d, acpScript(r.tool))
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-	}()
-	acpFlow(t, l.Argv, l.Env, d.Work, "qwen-acp", "proceed_once", "cancel", false)
+			defer l.Cleanup()
+			defer func() {
+				if t.Failed() {
+					for _, r := range srv.Requests() {
+						t.Logf("model request: last %q tools %v", r.LastUser, r.Tools)
+					}
+				}
+			}()
+			acpFlow(t, l.Argv, l.Env, d.Work, r.agent, r.allow, r.reject, r.terminals)
+		})
+	}
 }
 
 // A permission nobody answers is answered with the agent's reject option
@@ -327,4 +303,30 @@ func TestACPPermissionTimeout(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(d.Work, "first.txt")); err == nil {
 		t.Errorf("the unanswered tool ran")
 	}
+}
+
+// The real Cline over ACP (cline --acp), with its openai-compatible
+// provider set up as for the screen tests and named on the command line:
+// Cline still wants an ACP authenticate with one of its own methods
+// (cline, cline-pass, openai-codex), all of which need its account
+// service. agentd refuses the spawn with the login error and those
+// methods, as for any ACP agent that asks to log in; past that, nothing
+// runs offline.
+func TestClineACPNeedsLogin(t *testing.T) {
+	bin := requireAgent(t, "cline")
+	d, err := lab.NewDirs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, _, err := lab.Cline(bin, d, &fakemodel.Script{}, lab.ClineOptions{}, "--acp", "-P", "openai-compatible", "-m", "fake-model")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Cleanup()
+	c := startAgentd(t)
+	err = c.call("session/spawn", map[string]any{"argv": l.Argv, "cwd": d.Work, "env": envMap(l.Env, "CI"), "protocol": "acp", "agent": "cline-acp"}, nil)
+	if rpcCode(err) != -32014 || !strings.Contains(err.Error(), `"cline"`) || !strings.Contains(err.Error(), `"cline-pass"`) {
+		t.Fatalf("session/spawn of cline --acp: %v; want the login error (-32014) naming Cline's auth methods", err)
+	}
+	t.Logf("spawn refused as expected: %v", err)
 }
