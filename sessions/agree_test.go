@@ -33,10 +33,7 @@ func TestLiveDecisionIsSimulated(t *testing.T) {
 	}
 	transitions := 0
 	for _, f := range files {
-		var rec struct {
-			Agent      string `json:"agent"`
-			Cols, Rows int
-		}
+		var rec recording.Session
 		data, err := os.ReadFile(f)
 		if err != nil || json.Unmarshal(data, &rec) != nil {
 			t.Fatalf("read %s: %v", f, err)
