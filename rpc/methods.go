@@ -122,9 +122,8 @@ type none = *struct{}
 
 // method is one declared method.
 type method struct {
-	name   string
-	sched  schedule
-	params paramsMode
+	name  string
+	sched schedule
 	// quiet: never answered, even when sent as a request (exit).
 	quiet bool
 	// after runs once the handler has succeeded and its answer is sent.
@@ -135,7 +134,7 @@ type method struct {
 // declare makes a method of handler h, whose params type P and result type
 // R are its wire types.
 func declare[P, R any](name string, sched schedule, mode paramsMode, h func(*Server, context.Context, *clientConn, P) (R, error)) method {
-	return method{name: name, sched: sched, params: mode,
+	return method{name: name, sched: sched,
 		serve: func(s *Server, ctx context.Context, c *clientConn, req *jsonrpc2.Request) (any, error) {
 			var p P
 			if err := readParams(req, mode, &p); err != nil {
@@ -151,7 +150,7 @@ type sessionParams interface{ session() string }
 // onSession makes a method on one session: its params (required) name the
 // session by sessionId, and h is given that session.
 func onSession[P sessionParams, R any](name string, sched schedule, h func(*Server, context.Context, *clientConn, *sessions.Session, P) (R, error)) method {
-	return method{name: name, sched: sched, params: paramsRequired,
+	return method{name: name, sched: sched,
 		serve: func(s *Server, ctx context.Context, c *clientConn, req *jsonrpc2.Request) (any, error) {
 			var p P
 			if err := decode(req, &p); err != nil {
