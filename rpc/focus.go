@@ -3,18 +3,12 @@ package rpc
 import (
 	"context"
 
-	"github.com/sourcegraph/jsonrpc2"
-
 	"github.com/agentd/agentd/sessions"
 )
 
 // focus is client/focus: the client tells whether the person is looking
 // at it, and whether its settings want desktop notices at all.
-func (s *Server) focus(_ context.Context, c *clientConn, req *jsonrpc2.Request) (any, error) {
-	var p FocusParams
-	if err := decode(req, &p); err != nil {
-		return nil, err
-	}
+func (s *Server) focus(_ context.Context, c *clientConn, p FocusParams) (none, error) {
 	c.mu.Lock()
 	c.focused = p.Focused
 	if p.DesktopNotifications != nil {

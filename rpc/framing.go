@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/sourcegraph/jsonrpc2"
 )
 
 // MaxMessage bounds one incoming message; a larger one is skipped and
@@ -175,6 +177,14 @@ func (s *stream) Close() error {
 		return s.c.Close()
 	}
 	return nil
+}
+
+// NewStream is agentd's framing codec on r and w, for a Go client of
+// agentd --stdio (jsonrpc2.NewConn): closing the connection closes c when
+// it is not nil. Bad input from the server is answered as the server
+// answers a client's.
+func NewStream(r io.Reader, w io.Writer, c io.Closer) jsonrpc2.ObjectStream {
+	return newStream(r, w, c)
 }
 
 // ReadMessage reads one framed message body from r: what a forwarder needs

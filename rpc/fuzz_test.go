@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 
@@ -38,12 +39,19 @@ func FuzzFraming(f *testing.F) {
 
 // FuzzParams: no params, of any shape, crash a method handler; every
 // error is one of the protocol's codes (never an internal error), and an
-// invalid-params error names the method. session/spawn and shutdown are
-// left out: they start and end real processes.
+// invalid-params error names the method. Every method of methodTable is
+// fuzzed but session/spawn and the lifecycle ones, which start and end
+// real processes (or the daemon).
 func FuzzParams(f *testing.F) {
-	methods := []string{"initialize", "session/list", "session/read", "session/resize", "session/input",
-		"session/subscribe", "session/seen", "session/kill", "session/classify", "session/prompt",
-		"session/cancel", "runtime_send", "runtime_answer"}
+	var methods []string
+	for name := range methodTable {
+		switch name {
+		case MethodSpawn, MethodShutdown, MethodStop, MethodUpgrade:
+		default:
+			methods = append(methods, name)
+		}
+	}
+	slices.Sort(methods)
 	for i, p := range []string{`{"sessionId":"s1"}`, `{"sessionId":"s1","cols":0,"rows":-1}`, `null`, `[]`, `"x"`,
 		`{"sessionId":1}`, `{"sessionId":"s1","promptId":5}`, `{"clientInfo":{"name":3}}`, `{"capabilities":[]}`,
 		`{"sessionId":"s1","signal":"SIGFOO"}`, `{"sessionId":{"a":[1]}}`, `{"sessionId":"","data":"\u0000"}`} {
@@ -51,7 +59,7 @@ func FuzzParams(f *testing.F) {
 	}
 	rules, _ := detect.Load(nil, "")
 	srv := NewServer(sessions.Options{Rules: rules}, Config{Version: "fuzz", Private: true, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	c := &clientConn{srv: srv, attention: sessions.NewAttention(0), watching: map[string]bool{}}
+	c := &clientConn{srv: srv, exit: make(chan struct{}), attention: sessions.NewAttention(0), watching: map[string]bool{}}
 	known := map[int64]bool{CodeInvalidParams: true, CodeSessionNotFound: true, CodeSessionExited: true, CodeNotSupported: true}
 	f.Fuzz(func(t *testing.T, m uint8, params []byte) {
 		method := methods[int(m)%len(methods)]
@@ -60,7 +68,7 @@ func FuzzParams(f *testing.F) {
 		if json.Valid(params) {
 			req.Params = &raw
 		}
-		_, err := srv.handlers[method](context.Background(), c, req)
+		_, err := methodTable[method].serve(srv, context.Background(), c, req)
 		if err == nil {
 			return
 		}

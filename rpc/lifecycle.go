@@ -2,7 +2,6 @@ package rpc
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"regexp"
@@ -16,13 +15,7 @@ import (
 	"github.com/agentd/agentd/sessions"
 )
 
-func (s *Server) initialize(_ context.Context, c *clientConn, req *jsonrpc2.Request) (any, error) {
-	var p InitializeParams
-	if req.Params != nil {
-		if err := decode(req, &p); err != nil {
-			return nil, err
-		}
-	}
+func (s *Server) initialize(_ context.Context, c *clientConn, p InitializeParams) (*InitializeResult, error) {
 	c.mu.Lock()
 	if p.ClientInfo != nil {
 		c.name = p.ClientInfo.Name
@@ -38,7 +31,7 @@ func (s *Server) initialize(_ context.Context, c *clientConn, req *jsonrpc2.Requ
 	for _, m := range s.mgr.Rules().Manifests() {
 		res.Agents = append(res.Agents, AgentInfo{Name: m.Name, Display: m.Display, Process: m.Identify.Process})
 	}
-	return res, nil
+	return &res, nil
 }
 
 // daemonInfo describes this agentd process.
@@ -54,20 +47,23 @@ func (s *Server) daemonInfo() Daemon {
 // shutdown: in private mode it ends every session, as the client's leaving
 // will. A daemon's client only says it is going: its sessions are the
 // person's, not the window's. The client then sends exit.
-func (s *Server) shutdown(context.Context, *clientConn, *jsonrpc2.Request) (any, error) {
+func (s *Server) shutdown(context.Context, *clientConn, noParams) (none, error) {
 	if s.cfg.Private {
 		s.mgr.Shutdown()
 	}
 	return nil, nil
 }
 
+// exit closes the client's connection (Serve returns); it is never
+// answered.
+func (s *Server) exit(_ context.Context, c *clientConn, _ noParams) (none, error) {
+	c.exitOnce.Do(func() { close(c.exit) })
+	return nil, nil
+}
+
 // hello is the first request of a forwarder or the CLI on the daemon's
 // socket: its version, its folder and the environment its sessions run in.
-func (s *Server) hello(_ context.Context, c *clientConn, req *jsonrpc2.Request) (any, error) {
-	var p HelloParams
-	if err := decode(req, &p); err != nil {
-		return nil, err
-	}
+func (s *Server) hello(_ context.Context, c *clientConn, p HelloParams) (*HelloResult, error) {
 	res := HelloResult{Daemon: s.daemonInfo()}
 	if p.Version != "" && p.Version != s.cfg.Version && p.ProtocolVersion == ProtocolVersion {
 		res.Warnings = append(res.Warnings, versionWarning(s.cfg.Version, p.Version))
@@ -83,19 +79,13 @@ func (s *Server) hello(_ context.Context, c *clientConn, req *jsonrpc2.Request) 
 	}
 	c.mu.Unlock()
 	s.log.Info("client said hello", "client", c.id, "version", p.Version, "pid", p.Pid)
-	return res, nil
+	return &res, nil
 }
 
 // stopDaemon is agentd stop: without force it refuses while agents run,
 // naming them; with force it ends them. The reply goes out first, then
-// the server ends.
-func (s *Server) stopDaemon(ctx context.Context, c *clientConn, req *jsonrpc2.Request) (any, error) {
-	var p StopParams
-	if req.Params != nil && string(*req.Params) != "null" {
-		if err := decode(req, &p); err != nil {
-			return nil, err
-		}
-	}
+// the server ends (methodTable runs Stop after it).
+func (s *Server) stopDaemon(_ context.Context, c *clientConn, p StopParams) (none, error) {
 	var live []string
 	for _, sess := range s.mgr.List() {
 		if in := sess.Info(); in.Exit == nil {
@@ -108,17 +98,8 @@ func (s *Server) stopDaemon(ctx context.Context, c *clientConn, req *jsonrpc2.Re
 		return nil, e
 	}
 	s.log.Info("stop requested", "client", c.id, "force", p.Force, "sessions", len(live))
-	if !req.Notif {
-		if err := c.conn.Reply(ctx, req.ID, nil); err != nil {
-			s.log.Warn("reply failed", "method", req.Method, "err", err)
-		}
-	}
-	s.Stop()
-	return nil, errReplied
+	return nil, nil
 }
-
-// errReplied tells handle that the handler has sent its reply itself.
-var errReplied = errors.New("already replied")
 
 // Stop ends the server: it is stopping once this returns, and whoever
 // serves (Serve, Run) ends every session and returns.

@@ -70,7 +70,7 @@ func (n *notifier) State(info sessions.Info, previous sessions.State, attention 
 		old.dead = true
 		n.deadCount++
 	}
-	nt := &note{method: "session/state", params: p}
+	nt := &note{method: NoteState, params: p}
 	n.pending[info.ID] = nt
 	n.push(nt)
 	n.compactLocked()
@@ -103,7 +103,7 @@ func (n *notifier) Output(sessionID, data string) {
 		return
 	}
 	n.outLen += len(data)
-	n.push(&note{method: "session/output", params: &OutputNotification{SessionID: sessionID, Data: data}, size: len(data)})
+	n.push(&note{method: NoteOutput, params: &OutputNotification{SessionID: sessionID, Data: data}, size: len(data)})
 }
 
 // Update implements sessions.Events: ACP updates count against the same
@@ -116,14 +116,14 @@ func (n *notifier) Update(sessionID string, update json.RawMessage) {
 		return
 	}
 	n.outLen += len(update)
-	n.push(&note{method: "session/update", params: &UpdateNotification{SessionID: sessionID, Update: update}, size: len(update)})
+	n.push(&note{method: NoteUpdate, params: &UpdateNotification{SessionID: sessionID, Update: update}, size: len(update)})
 }
 
 // Exited implements sessions.Events.
 func (n *notifier) Exited(sessionID string, st sessions.ExitStatus) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.push(&note{method: "session/exited", params: &ExitedNotification{SessionID: sessionID, ExitCode: st.Code, Signal: st.Signal}})
+	n.push(&note{method: NoteExited, params: &ExitedNotification{SessionID: sessionID, ExitCode: st.Code, Signal: st.Signal}})
 }
 
 func (n *notifier) push(nt *note) {
@@ -161,7 +161,7 @@ func (n *notifier) run(ctx context.Context, conn *jsonrpc2.Conn) {
 			n.mu.Unlock()
 			continue
 		}
-		if nt.method == "session/state" {
+		if nt.method == NoteState {
 			delete(n.pending, nt.params.(*StateNotification).SessionID)
 		}
 		n.outLen -= nt.size
@@ -176,7 +176,7 @@ func (n *notifier) run(ctx context.Context, conn *jsonrpc2.Conn) {
 // and repaints its screen, once the queue has drained.
 func (n *notifier) healDroppedLocked() {
 	for id, count := range n.droppedUpdates {
-		n.queue = append(n.queue, &note{method: "session/update", params: &UpdateNotification{SessionID: id, Dropped: count}})
+		n.queue = append(n.queue, &note{method: NoteUpdate, params: &UpdateNotification{SessionID: id, Dropped: count}})
 	}
 	clear(n.droppedUpdates)
 	if len(n.dropped) == 0 {
@@ -192,7 +192,7 @@ func (n *notifier) healDroppedLocked() {
 			n.mu.Lock()
 		}
 		n.outLen += len(data)
-		n.queue = append(n.queue, &note{method: "session/output", params: &OutputNotification{SessionID: id, Data: data, Dropped: count}, size: len(data)})
+		n.queue = append(n.queue, &note{method: NoteOutput, params: &OutputNotification{SessionID: id, Data: data, Dropped: count}, size: len(data)})
 	}
 }
 

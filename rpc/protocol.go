@@ -51,20 +51,6 @@ const (
 	CodeDaemonUnavailable = -32043
 )
 
-// Methods of agentd's own, beside the editor protocol.
-const (
-	// MethodHello is what a forwarder or the CLI sends first on the
-	// daemon's socket: who it is and the environment sessions it asks for
-	// should run in.
-	MethodHello = "agentd/hello"
-	// MethodStop ends the daemon (agentd stop).
-	MethodStop = "agentd/stop"
-)
-
-// MethodFocus is client/focus: whether the person is looking at this
-// client now. Desktop notices are raised only while no client is focused.
-const MethodFocus = "client/focus"
-
 // FocusParams report a client's focus, and its desktop-notice setting.
 type FocusParams struct {
 	Focused bool `json:"focused"`
@@ -315,7 +301,7 @@ type ClassifyResult struct {
 	Prompt   *detect.Prompt  `json:"prompt,omitempty"`
 }
 
-// StateNotification is session/state.
+// StateNotification is the params of NoteState.
 type StateNotification struct {
 	SessionID   string         `json:"sessionId"`
 	Agent       string         `json:"agent"`
@@ -330,7 +316,7 @@ type StateNotification struct {
 	Message     string         `json:"message,omitempty"`
 }
 
-// OutputNotification is session/output. Dropped counts bytes left out
+// OutputNotification is the params of NoteOutput. Dropped counts bytes left out
 // because the editor was not reading; a repaint follows such a gap.
 type OutputNotification struct {
 	SessionID string `json:"sessionId"`
@@ -338,7 +324,7 @@ type OutputNotification struct {
 	Dropped   int    `json:"dropped,omitempty"`
 }
 
-// UpdateNotification is session/update: an ACP agent's update as it sent
+// UpdateNotification is the params of NoteUpdate: an ACP agent's update as it sent
 // it. Dropped counts updates left out because the editor was not reading.
 type UpdateNotification struct {
 	SessionID string          `json:"sessionId"`
@@ -346,9 +332,20 @@ type UpdateNotification struct {
 	Dropped   int             `json:"dropped,omitempty"`
 }
 
-// ExitedNotification is session/exited.
+// ExitedNotification is the params of NoteExited.
 type ExitedNotification struct {
 	SessionID string `json:"sessionId"`
 	ExitCode  int    `json:"exitCode"`
 	Signal    string `json:"signal,omitempty"`
 }
+
+// The params that name a session (methods.go's onSession).
+
+func (p SessionRef) session() string      { return p.SessionID }
+func (p ResizeParams) session() string    { return p.SessionID }
+func (p InputParams) session() string     { return p.SessionID }
+func (p SubscribeParams) session() string { return p.SessionID }
+func (p KillParams) session() string      { return p.SessionID }
+func (p PromptParams) session() string    { return p.SessionID }
+func (p SendParams) session() string      { return p.SessionID }
+func (p AnswerParams) session() string    { return p.SessionID }

@@ -3,36 +3,26 @@ package rpc
 import (
 	"context"
 
-	"github.com/sourcegraph/jsonrpc2"
+	"github.com/agentd/agentd/sessions"
 )
 
-// send is runtime_send: programmatic input, refused while a prompt waits.
-func (s *Server) send(_ context.Context, c *clientConn, req *jsonrpc2.Request) (any, error) {
-	var p SendParams
-	sess, err := s.session(req, &p, func() string { return p.SessionID })
-	if err != nil {
-		return nil, err
-	}
+// send is MethodSend: programmatic input, refused while a prompt waits.
+func (s *Server) send(_ context.Context, c *clientConn, sess *sessions.Session, p SendParams) (none, error) {
 	return nil, sess.Send(p.Text, p.Submit)
 }
 
-// answer is runtime_answer: answers the prompt on screen now, if it is the
+// answer is MethodAnswer: answers the prompt on screen now, if it is the
 // one the editor showed, and reports the state that followed.
-func (s *Server) answer(_ context.Context, c *clientConn, req *jsonrpc2.Request) (any, error) {
-	var p AnswerParams
-	sess, err := s.session(req, &p, func() string { return p.SessionID })
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) answer(_ context.Context, c *clientConn, sess *sessions.Session, p AnswerParams) (*AnswerResult, error) {
 	if p.PromptID == "" {
-		return nil, &jsonrpc2.Error{Code: CodeInvalidParams, Message: "runtime_answer: params.promptId is required"}
+		return nil, invalidParams(MethodAnswer, "params.promptId is required")
 	}
 	if p.OptionID == "" && p.Text == "" {
-		return nil, &jsonrpc2.Error{Code: CodeInvalidParams, Message: "runtime_answer: give params.optionId or params.text"}
+		return nil, invalidParams(MethodAnswer, "give params.optionId or params.text")
 	}
 	st, err := sess.Answer(p.PromptID, p.OptionID, p.Text)
 	if err != nil {
 		return nil, err
 	}
-	return AnswerResult{State: st.Name, StateSource: st.Source, Reason: st.Reason, Prompt: st.Prompt}, nil
+	return &AnswerResult{State: st.Name, StateSource: st.Source, Reason: st.Reason, Prompt: st.Prompt}, nil
 }

@@ -28,8 +28,7 @@ type Server struct {
 	desktop *desktopNotifier // nil when [desktop] notify = false
 	started time.Time
 
-	handlers map[string]handlerFunc
-	inputs   inputQueue
+	inputs inputQueue
 
 	mu      sync.Mutex
 	clients map[*clientConn]struct{}
@@ -64,10 +63,6 @@ type Config struct {
 	Desktop DesktopConfig
 }
 
-// handlerFunc handles one method for one client; it returns the result or
-// an error (a *jsonrpc2.Error or one errorFor maps).
-type handlerFunc func(ctx context.Context, c *clientConn, req *jsonrpc2.Request) (any, error)
-
 // NewServer returns a server whose sessions follow opts.
 func NewServer(opts sessions.Options, cfg Config) *Server {
 	if cfg.Log == nil {
@@ -81,7 +76,6 @@ func NewServer(opts sessions.Options, cfg Config) *Server {
 	s.away = newAwayNotifier(cfg.Notify, cfg.Cooldown, cfg.Log)
 	s.desktop = s.newDesktop(openDesktop)
 	s.mgr = sessions.NewManager(opts, s)
-	s.handlers = s.methods()
 	return s
 }
 
@@ -108,74 +102,23 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	return nil
 }
 
-// methods maps each method to its handler; slow ones run on their own
-// goroutine so keystrokes behind them are not held up. Everything else is
-// handled in arrival order.
-func (s *Server) methods() map[string]handlerFunc {
-	return map[string]handlerFunc{
-		"initialize":        s.initialize,
-		"shutdown":          s.shutdown,
-		MethodHello:         s.hello,
-		MethodStop:          s.stopDaemon,
-		MethodUpgrade:       s.upgrade,
-		"session/spawn":     s.spawn,
-		"session/list":      s.list,
-		"session/read":      s.read,
-		"session/resize":    s.resize,
-		"session/input":     s.input,
-		"session/subscribe": s.subscribe,
-		"session/seen":      s.seen,
-		MethodFocus:         s.focus,
-		"session/kill":      s.kill,
-		"session/classify":  s.classify,
-		"session/prompt":    s.prompt,
-		"session/cancel":    s.cancel,
-		"runtime_send":      s.send,
-		"runtime_answer":    s.answer,
-	}
-}
-
-var slowMethods = map[string]bool{"shutdown": true, "runtime_answer": true, "runtime_send": true, "session/spawn": true, MethodStop: true, MethodUpgrade: true}
-
-// handle serves one request of client c.
+// handle serves one request of client c: its method (methods.go) says
+// how it is scheduled and how its params are read.
 func (s *Server) handle(ctx context.Context, c *clientConn, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
-	if req.Method == "exit" {
-		c.exitOnce.Do(func() { close(c.exit) })
-		return
-	}
-	h, ok := s.handlers[req.Method]
+	m, ok := methodTable[req.Method]
 	if !ok {
 		replyErr(ctx, conn, req, &jsonrpc2.Error{Code: CodeMethodNotFound, Message: fmt.Sprintf("method %q not found", req.Method)}, s.log)
 		return
 	}
-	run := func() {
-		defer func() {
-			if p := recover(); p != nil {
-				s.log.Error("handler panic", "method", req.Method, "panic", fmt.Sprint(p))
-				replyErr(ctx, conn, req, &jsonrpc2.Error{Code: CodeInternalError, Message: fmt.Sprintf("internal error in %s", req.Method)}, s.log)
-			}
-		}()
-		result, err := h(ctx, c, req)
-		if req.Notif || err == errReplied {
-			return
-		}
-		if err != nil {
-			replyErr(ctx, conn, req, errorFor(err), s.log)
-			return
-		}
-		if err := conn.Reply(ctx, req.ID, result); err != nil {
-			s.log.Warn("reply failed", "method", req.Method, "err", err)
-		}
-	}
-	switch {
-	case req.Method == "session/input":
+	switch m.sched {
+	case perSession:
 		// Off the dispatcher, in arrival order per session: an agent that
 		// does not read its input (its PTY buffer full) holds up only the
 		// input sent to it after, never the editor's other requests.
 		key := inputKey(req)
 		prev, mine, ok := s.inputs.enter(key)
 		if !ok {
-			replyErr(ctx, conn, req, &jsonrpc2.Error{Code: CodeInputBacklog, Message: fmt.Sprintf("session/input: session %q is not reading its input: %d earlier inputs still wait", key, maxWaitingInputs)}, s.log)
+			replyErr(ctx, conn, req, &jsonrpc2.Error{Code: CodeInputBacklog, Message: fmt.Sprintf("%s: session %q is not reading its input: %d earlier inputs still wait", req.Method, key, maxWaitingInputs)}, s.log)
 			return
 		}
 		go func() {
@@ -183,20 +126,46 @@ func (s *Server) handle(ctx context.Context, c *clientConn, conn *jsonrpc2.Conn,
 			if prev != nil {
 				<-prev
 			}
-			run()
+			s.run(ctx, c, conn, req, m)
 		}()
-	case slowMethods[req.Method]:
-		go run()
+	case mayBlock:
+		go s.run(ctx, c, conn, req, m)
 	default:
-		run()
+		s.run(ctx, c, conn, req, m)
 	}
 }
 
-// maxWaitingInputs bounds the session/input requests waiting behind one
+// run calls m's handler for req and answers it.
+func (s *Server) run(ctx context.Context, c *clientConn, conn *jsonrpc2.Conn, req *jsonrpc2.Request, m *method) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("handler panic", "method", req.Method, "panic", fmt.Sprint(p))
+			replyErr(ctx, conn, req, &jsonrpc2.Error{Code: CodeInternalError, Message: fmt.Sprintf("internal error in %s", req.Method)}, s.log)
+		}
+	}()
+	result, err := m.serve(s, ctx, c, req)
+	if m.quiet {
+		return
+	}
+	if err != nil {
+		replyErr(ctx, conn, req, errorFor(err), s.log)
+		return
+	}
+	if !req.Notif {
+		if err := conn.Reply(ctx, req.ID, result); err != nil {
+			s.log.Warn("reply failed", "method", req.Method, "err", err)
+		}
+	}
+	if m.after != nil {
+		m.after(s)
+	}
+}
+
+// maxWaitingInputs bounds the perSession requests (MethodInput) waiting behind one
 // that an agent has not taken yet; past it they are refused.
 const maxWaitingInputs = 256
 
-// inputQueue orders session/input per session without a goroutine of its
+// inputQueue orders perSession requests (MethodInput) per session without a goroutine of its
 // own: each input waits for the one before it to the same session.
 type inputQueue struct {
 	mu      sync.Mutex
@@ -229,7 +198,7 @@ func (q *inputQueue) leave(key string, mine chan struct{}) {
 	}
 }
 
-// inputKey is the sessionId a session/input names ("" when it names none:
+// inputKey is the sessionId a perSession request names ("" when it names none:
 // the handler answers those).
 func inputKey(req *jsonrpc2.Request) string {
 	var p struct {
@@ -273,16 +242,9 @@ func decode(req *jsonrpc2.Request, v any) error {
 	return nil
 }
 
-// session decodes params with a sessionId and finds the session.
-func (s *Server) session(req *jsonrpc2.Request, v any, id func() string) (*sessions.Session, error) {
-	if err := decode(req, v); err != nil {
-		return nil, err
-	}
-	sid := id()
-	if sid == "" {
-		return nil, &jsonrpc2.Error{Code: CodeInvalidParams, Message: fmt.Sprintf("%s: params.sessionId is required", req.Method)}
-	}
-	return s.mgr.Get(sid)
+// invalidParams is the error for params of method that make no sense.
+func invalidParams(method, problem string) *jsonrpc2.Error {
+	return &jsonrpc2.Error{Code: CodeInvalidParams, Message: method + ": " + problem}
 }
 
 // errorFor maps a sessions error to its protocol error.

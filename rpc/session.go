@@ -24,11 +24,7 @@ func authRequired(e *acp.AuthRequiredError) *jsonrpc2.Error {
 	return je
 }
 
-func (s *Server) spawn(_ context.Context, c *clientConn, req *jsonrpc2.Request) (any, error) {
-	var p SpawnParams
-	if err := decode(req, &p); err != nil {
-		return nil, err
-	}
+func (s *Server) spawn(_ context.Context, c *clientConn, p SpawnParams) (*Session, error) {
 	switch p.Protocol {
 	case "", "pty", "acp":
 	default:
@@ -51,36 +47,26 @@ func (s *Server) spawn(_ context.Context, c *clientConn, req *jsonrpc2.Request) 
 	}
 	s.log.Info("session started", "session", sess.ID, "agent", sess.Info().Agent, "pid", sess.Pid, "client", c.id)
 	s.poke()
-	return toSession(sess.Info()), nil
+	return ref(toSession(sess.Info())), nil
 }
 
-func (s *Server) list(context.Context, *clientConn, *jsonrpc2.Request) (any, error) {
+func (s *Server) list(context.Context, *clientConn, noParams) (*ListResult, error) {
 	res := ListResult{Sessions: []Session{}}
 	for _, sess := range s.mgr.List() {
 		res.Sessions = append(res.Sessions, toSession(sess.Info()))
 	}
-	return res, nil
+	return &res, nil
 }
 
-func (s *Server) read(_ context.Context, c *clientConn, req *jsonrpc2.Request) (any, error) {
-	var p SessionRef
-	sess, err := s.session(req, &p, func() string { return p.SessionID })
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) read(_ context.Context, c *clientConn, sess *sessions.Session, p SessionRef) (*ReadResult, error) {
 	if sess.IsACP() {
 		return nil, sessions.ErrNoScreen
 	}
 	sc, rev := sess.Screen()
-	return ReadResult{Rows: sc.Lines, Cursor: Cursor{Row: sc.CursorRow, Col: sc.CursorCol, Visible: sc.CursorVisible}, Title: sc.Title, Revision: rev}, nil
+	return &ReadResult{Rows: sc.Lines, Cursor: Cursor{Row: sc.CursorRow, Col: sc.CursorCol, Visible: sc.CursorVisible}, Title: sc.Title, Revision: rev}, nil
 }
 
-func (s *Server) resize(_ context.Context, c *clientConn, req *jsonrpc2.Request) (any, error) {
-	var p ResizeParams
-	sess, err := s.session(req, &p, func() string { return p.SessionID })
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) resize(_ context.Context, c *clientConn, sess *sessions.Session, p ResizeParams) (none, error) {
 	if err := sess.Resize(p.Cols, p.Rows); err != nil && err != sessions.ErrExited {
 		return nil, &jsonrpc2.Error{Code: CodeInvalidParams, Message: "session/resize: " + err.Error()}
 	} else if err != nil {
@@ -89,21 +75,11 @@ func (s *Server) resize(_ context.Context, c *clientConn, req *jsonrpc2.Request)
 	return nil, nil
 }
 
-func (s *Server) input(_ context.Context, c *clientConn, req *jsonrpc2.Request) (any, error) {
-	var p InputParams
-	sess, err := s.session(req, &p, func() string { return p.SessionID })
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) input(_ context.Context, c *clientConn, sess *sessions.Session, p InputParams) (none, error) {
 	return nil, sess.Input(p.Data)
 }
 
-func (s *Server) subscribe(_ context.Context, c *clientConn, req *jsonrpc2.Request) (any, error) {
-	var p SubscribeParams
-	sess, err := s.session(req, &p, func() string { return p.SessionID })
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) subscribe(_ context.Context, c *clientConn, sess *sessions.Session, p SubscribeParams) (none, error) {
 	if sess.IsACP() {
 		return nil, sessions.ErrNoScreen
 	}
@@ -115,12 +91,7 @@ func (s *Server) subscribe(_ context.Context, c *clientConn, req *jsonrpc2.Reque
 	return nil, nil
 }
 
-func (s *Server) seen(_ context.Context, c *clientConn, req *jsonrpc2.Request) (any, error) {
-	var p SessionRef
-	sess, err := s.session(req, &p, func() string { return p.SessionID })
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) seen(_ context.Context, c *clientConn, sess *sessions.Session, p SessionRef) (none, error) {
 	sess.Seen()
 	if s.desktop != nil {
 		s.desktop.Seen(sess.ID) // the person looked: their notice goes
@@ -128,12 +99,7 @@ func (s *Server) seen(_ context.Context, c *clientConn, req *jsonrpc2.Request) (
 	return nil, nil
 }
 
-func (s *Server) kill(_ context.Context, c *clientConn, req *jsonrpc2.Request) (any, error) {
-	var p KillParams
-	sess, err := s.session(req, &p, func() string { return p.SessionID })
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) kill(_ context.Context, c *clientConn, sess *sessions.Session, p KillParams) (none, error) {
 	sig, err := sessions.ParseSignal(p.Signal)
 	if err != nil {
 		return nil, &jsonrpc2.Error{Code: CodeInvalidParams, Message: "session/kill: " + err.Error()}
@@ -141,33 +107,18 @@ func (s *Server) kill(_ context.Context, c *clientConn, req *jsonrpc2.Request) (
 	return nil, sess.Signal(sig)
 }
 
-func (s *Server) classify(_ context.Context, c *clientConn, req *jsonrpc2.Request) (any, error) {
-	var p SessionRef
-	sess, err := s.session(req, &p, func() string { return p.SessionID })
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) classify(_ context.Context, c *clientConn, sess *sessions.Session, p SessionRef) (*ClassifyResult, error) {
 	v, err := sess.Classify()
 	if err != nil {
 		return nil, err
 	}
-	return ClassifyResult{Agent: v.Agent, State: v.State, Outcome: v.Outcome, Reason: v.Reason, Evidence: v.Evidence, Prompt: v.Prompt}, nil
+	return &ClassifyResult{Agent: v.Agent, State: v.State, Outcome: v.Outcome, Reason: v.Reason, Evidence: v.Evidence, Prompt: v.Prompt}, nil
 }
 
-func (s *Server) prompt(_ context.Context, c *clientConn, req *jsonrpc2.Request) (any, error) {
-	var p PromptParams
-	sess, err := s.session(req, &p, func() string { return p.SessionID })
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) prompt(_ context.Context, c *clientConn, sess *sessions.Session, p PromptParams) (none, error) {
 	return nil, sess.Prompt(p.Text)
 }
 
-func (s *Server) cancel(_ context.Context, c *clientConn, req *jsonrpc2.Request) (any, error) {
-	var p SessionRef
-	sess, err := s.session(req, &p, func() string { return p.SessionID })
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) cancel(_ context.Context, c *clientConn, sess *sessions.Session, p SessionRef) (none, error) {
 	return nil, sess.Cancel()
 }

@@ -10,13 +10,6 @@ import (
 	"github.com/agentd/agentd/sessions"
 )
 
-// MethodUpgrade asks the daemon to hand its sessions to another agentd
-// binary (agentd upgrade; docs/upgrade.md). A daemon that hands over does
-// not answer: its process becomes the new binary, every connection closes,
-// and the client sees the new daemon when it connects again. Any answer is
-// a refusal, and says why; the sessions then run on under this daemon.
-const MethodUpgrade = "agentd/upgrade"
-
 // CodeUpgradeRefused: the handover did not start, or failed before the
 // new code took over; every session still runs here.
 const CodeUpgradeRefused = -32044
@@ -77,11 +70,7 @@ func (s *Server) Adopt(snap ServerSnapshot, rec UpgradeRecord) error {
 
 // upgrade hands over to the binary named, through Config.Upgrade. It
 // returns only when the handover did not happen.
-func (s *Server) upgrade(_ context.Context, c *clientConn, req *jsonrpc2.Request) (any, error) {
-	var p UpgradeParams
-	if err := decode(req, &p); err != nil {
-		return nil, err
-	}
+func (s *Server) upgrade(_ context.Context, c *clientConn, p UpgradeParams) (none, error) {
 	if s.cfg.Upgrade == nil || s.cfg.Private {
 		return nil, &jsonrpc2.Error{Code: CodeNotSupported, Message: MethodUpgrade + ": only the per-user daemon hands over its sessions"}
 	}

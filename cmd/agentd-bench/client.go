@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/agentd/agentd/rpc"
 )
 
 // agentdProc is a running `agentd --stdio` with the notifications it sent,
@@ -31,18 +33,8 @@ type note struct {
 	At     time.Time
 }
 
-// stateNote is the part of a session/state notification the bench reads.
-type stateNote struct {
-	SessionID string `json:"sessionId"`
-	State     string `json:"state"`
-	Reason    string `json:"reason"`
-	Prompt    *struct {
-		Question string `json:"question"`
-	} `json:"prompt"`
-}
-
 // question is the state's prompt's question, or "".
-func (s stateNote) question() string {
+func (s timedState) question() string {
 	if s.Prompt == nil {
 		return ""
 	}
@@ -72,13 +64,9 @@ func (b *bench) startClient(args, env []string) (*agentdProc, error) {
 		return nil, err
 	}
 	p := &agentdProc{cmd: cmd, wake: make(chan struct{}, 1)}
-	rw := struct {
-		io.Reader
-		io.WriteCloser
-	}{out, in}
-	p.conn = jsonrpc2.NewConn(context.Background(), jsonrpc2.NewBufferedStream(rw, jsonrpc2.VSCodeObjectCodec{}),
+	p.conn = jsonrpc2.NewConn(context.Background(), rpc.NewStream(out, in, in),
 		jsonrpc2.HandlerWithError(p.handle), jsonrpc2.SetLogger(log.New(io.Discard, "", 0)))
-	if err := p.call("initialize", map[string]any{"clientInfo": map[string]string{"name": "agentd-bench"}}, nil); err != nil {
+	if err := p.call(rpc.MethodInitialize, rpc.InitializeParams{ClientInfo: &rpc.ClientInfo{Name: "agentd-bench"}}, nil); err != nil {
 		p.close()
 		return nil, err
 	}
@@ -91,12 +79,12 @@ func (p *agentdProc) handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.R
 	}
 	at := time.Now()
 	n := note{Method: req.Method, Params: append(json.RawMessage(nil), *req.Params...), At: at}
-	var st stateNote
-	isState := n.Method == "session/state" && json.Unmarshal(n.Params, &st) == nil
+	var st rpc.StateNotification
+	isState := n.Method == rpc.NoteState && json.Unmarshal(n.Params, &st) == nil
 	p.mu.Lock()
 	p.notes = append(p.notes, n)
 	if isState {
-		p.parsed = append(p.parsed, timedState{stateNote: st, At: at})
+		p.parsed = append(p.parsed, timedState{StateNotification: st, At: at})
 	}
 	p.mu.Unlock()
 	select {
@@ -117,10 +105,8 @@ func (p *agentdProc) call(method string, params, result any) error {
 
 // spawn starts a session and returns its id.
 func (p *agentdProc) spawn(params map[string]any) (string, error) {
-	var r struct {
-		SessionID string `json:"sessionId"`
-	}
-	if err := p.call("session/spawn", params, &r); err != nil {
+	var r rpc.Session
+	if err := p.call(rpc.MethodSpawn, params, &r); err != nil {
 		return "", err
 	}
 	return r.SessionID, nil
@@ -140,7 +126,7 @@ func (p *agentdProc) states(sessionID string) []timedState {
 }
 
 type timedState struct {
-	stateNote
+	rpc.StateNotification
 	At time.Time
 }
 

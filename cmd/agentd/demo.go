@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/agentd/agentd/rpc"
 )
 
 // cmdDemo shows agentd's whole idea in one command: it starts `agentd
@@ -48,7 +50,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer os.RemoveAll(run)
-	d := &demo{out: stdout, start: time.Now(), states: make(chan demoState, 64), socket: filepath.Join(run, "agentd.sock")}
+	d := &demo{out: stdout, start: time.Now(), states: make(chan rpc.StateNotification, 64), socket: filepath.Join(run, "agentd.sock")}
 	if err := d.connect(exe); err != nil {
 		fmt.Fprintln(stderr, "agentd demo:", err)
 		return 1
@@ -76,25 +78,8 @@ type demo struct {
 	cmd    *exec.Cmd
 	conn   *jsonrpc2.Conn
 	start  time.Time
-	states chan demoState
+	states chan rpc.StateNotification
 	mu     sync.Mutex
-}
-
-type demoState struct {
-	SessionID   string `json:"sessionId"`
-	State       string `json:"state"`
-	Outcome     string `json:"outcome"`
-	StateSource string `json:"stateSource"`
-	Reason      string `json:"reason"`
-	Attention   bool   `json:"attention"`
-	Prompt      *struct {
-		PromptID string `json:"promptId"`
-		Question string `json:"question"`
-		Options  []struct {
-			ID    string `json:"id"`
-			Label string `json:"label"`
-		} `json:"options"`
-	} `json:"prompt"`
 }
 
 // connect starts `agentd --stdio` for the demo's daemon, as an editor
@@ -112,18 +97,14 @@ func (d *demo) connect(exe string) error {
 	if err := d.cmd.Start(); err != nil {
 		return err
 	}
-	rw := struct {
-		io.Reader
-		io.WriteCloser
-	}{stdout, in}
-	d.conn = jsonrpc2.NewConn(context.Background(), jsonrpc2.NewBufferedStream(rw, jsonrpc2.VSCodeObjectCodec{}),
+	d.conn = jsonrpc2.NewConn(context.Background(), rpc.NewStream(stdout, in, in),
 		jsonrpc2.HandlerWithError(d.handle), jsonrpc2.SetLogger(log.New(io.Discard, "", 0)))
 	return nil
 }
 
 func (d *demo) handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) (any, error) {
-	if req.Method == "session/state" && req.Params != nil {
-		var s demoState
+	if req.Method == rpc.NoteState && req.Params != nil {
+		var s rpc.StateNotification
 		if json.Unmarshal(*req.Params, &s) == nil {
 			d.states <- s
 		}
@@ -143,9 +124,9 @@ func (d *demo) call(method string, params, result any) error {
 	return d.conn.Call(ctx, method, params, result)
 }
 
-// words says a state the way a person would.
-func words(s demoState) string {
-	switch s.State {
+// words says a state (and the outcome of done) the way a person would.
+func words(state, outcome string) string {
+	switch state {
 	case "working":
 		return "is working"
 	case "blocked":
@@ -153,17 +134,17 @@ func words(s demoState) string {
 	case "idle":
 		return "is idle, waiting for a task"
 	case "done":
-		return "finished its turn (" + s.Outcome + "), not yet seen"
+		return "finished its turn (" + outcome + "), not yet seen"
 	case "exited":
 		return "has exited"
 	case "error":
 		return "reports an error"
 	}
-	return s.State
+	return state
 }
 
 // await prints states until one named want arrives.
-func (d *demo) await(want string) (demoState, error) {
+func (d *demo) await(want string) (rpc.StateNotification, error) {
 	timeout := time.After(20 * time.Second)
 	for {
 		select {
@@ -172,23 +153,20 @@ func (d *demo) await(want string) (demoState, error) {
 			if s.Attention {
 				note = "  ← an editor would pop a notice now"
 			}
-			d.say("state: the agent %s   [%s via %s]%s", words(s), s.Reason, s.StateSource, note)
+			d.say("state: the agent %s   [%s via %s]%s", words(s.State, s.Outcome), s.Reason, s.StateSource, note)
 			if s.State == want {
 				return s, nil
 			}
 		case <-timeout:
-			return demoState{}, fmt.Errorf("no %q state within 20s", want)
+			return rpc.StateNotification{}, fmt.Errorf("no %q state within 20s", want)
 		}
 	}
 }
 
 func (d *demo) run(exe, answer string) error {
-	var init struct {
-		ServerInfo struct{ Version string } `json:"serverInfo"`
-		Agents     []struct{ Name string }  `json:"agents"`
-		Daemon     struct{ Pid int }        `json:"daemon"`
-	}
-	if err := d.call("initialize", map[string]any{"clientInfo": map[string]string{"name": "agentd demo"}}, &init); err != nil {
+	hello := rpc.InitializeParams{ClientInfo: &rpc.ClientInfo{Name: "agentd demo"}}
+	var init rpc.InitializeResult
+	if err := d.call(rpc.MethodInitialize, hello, &init); err != nil {
 		return err
 	}
 	d.say("agentd %s is up: `agentd --stdio` (what an editor starts, pid %d) forwards JSON-RPC to the daemon (pid %d), which owns every session; it knows %d agents", init.ServerInfo.Version, d.cmd.Process.Pid, init.Daemon.Pid, len(init.Agents))
@@ -197,20 +175,16 @@ func (d *demo) run(exe, answer string) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	var sess struct {
-		SessionID string `json:"sessionId"`
-		Agent     string `json:"agent"`
-		Pid       int    `json:"pid"`
-	}
-	if err := d.call("session/spawn", map[string]any{"argv": []string{exe, "demo-agent"}, "cwd": dir, "cols": 100, "rows": 30}, &sess); err != nil {
+	var sess rpc.Session
+	if err := d.call(rpc.MethodSpawn, rpc.SpawnParams{Argv: []string{exe, "demo-agent"}, Cwd: dir, Cols: 100, Rows: 30}, &sess); err != nil {
 		return err
 	}
 	d.say("spawned the demo agent in a PTY: session %s, pid %d, recognised as %q", sess.SessionID, sess.Pid, sess.Agent)
 	if _, err := d.await("idle"); err != nil {
 		return err
 	}
-	d.say("runtime_send: typing a task for the agent")
-	if err := d.call("runtime_send", map[string]any{"sessionId": sess.SessionID, "text": "Add a NOTES.md file", "submit": true}, nil); err != nil {
+	d.say("%s: typing a task for the agent", rpc.MethodSend)
+	if err := d.call(rpc.MethodSend, rpc.SendParams{SessionID: sess.SessionID, Text: "Add a NOTES.md file", Submit: true}, nil); err != nil {
 		return err
 	}
 	if _, err := d.await("working"); err != nil {
@@ -222,17 +196,15 @@ func (d *demo) run(exe, answer string) error {
 	if err := d.connect(exe); err != nil {
 		return err
 	}
-	if err := d.call("initialize", map[string]any{"clientInfo": map[string]string{"name": "agentd demo"}}, nil); err != nil {
+	if err := d.call(rpc.MethodInitialize, hello, nil); err != nil {
 		return err
 	}
-	var list struct {
-		Sessions []demoState `json:"sessions"`
-	}
-	if err := d.call("session/list", nil, &list); err != nil {
+	var list rpc.ListResult
+	if err := d.call(rpc.MethodList, nil, &list); err != nil {
 		return err
 	}
 	for _, s := range list.Sessions {
-		d.say("session/list: %s is still there and %s", s.SessionID, words(s))
+		d.say("%s: %s is still there and %s", rpc.MethodList, s.SessionID, words(s.State, s.Outcome))
 	}
 	blocked, err := d.awaitPrompt(list.Sessions, sess.SessionID)
 	if err != nil {
@@ -242,16 +214,14 @@ func (d *demo) run(exe, answer string) error {
 	for _, o := range blocked.Prompt.Options {
 		d.say("    option %s: %s", o.ID, o.Label)
 	}
-	err = d.call("runtime_send", map[string]any{"sessionId": sess.SessionID, "text": "y", "submit": true}, nil)
+	err = d.call(rpc.MethodSend, rpc.SendParams{SessionID: sess.SessionID, Text: "y", Submit: true}, nil)
 	var rpcErr *jsonrpc2.Error
 	if errors.As(err, &rpcErr) {
-		d.say("runtime_send while blocked is refused (code %d): %s", rpcErr.Code, rpcErr.Message)
+		d.say("%s while blocked is refused (code %d): %s", rpc.MethodSend, rpcErr.Code, rpcErr.Message)
 	}
-	d.say("runtime_answer: choosing option %s on prompt %s", answer, blocked.Prompt.PromptID)
-	var res struct {
-		State string `json:"state"`
-	}
-	if err := d.call("runtime_answer", map[string]any{"sessionId": sess.SessionID, "promptId": blocked.Prompt.PromptID, "optionId": answer}, &res); err != nil {
+	d.say("%s: choosing option %s on prompt %s", rpc.MethodAnswer, answer, blocked.Prompt.ID)
+	var res rpc.AnswerResult
+	if err := d.call(rpc.MethodAnswer, rpc.AnswerParams{SessionID: sess.SessionID, PromptID: blocked.Prompt.ID, OptionID: answer}, &res); err != nil {
 		return err
 	}
 	d.say("the answer was typed; the agent is now %s", res.State)
@@ -259,16 +229,16 @@ func (d *demo) run(exe, answer string) error {
 	if err != nil {
 		return err
 	}
-	d.say("session/seen: the person looked at it")
-	if err := d.call("session/seen", map[string]any{"sessionId": sess.SessionID}, nil); err != nil {
+	d.say("%s: the person looked at it", rpc.MethodSeen)
+	if err := d.call(rpc.MethodSeen, rpc.SessionRef{SessionID: sess.SessionID}, nil); err != nil {
 		return err
 	}
 	if _, err := d.await("idle"); err != nil {
 		return err
 	}
-	var screen struct{ Rows []string }
-	if err := d.call("session/read", map[string]any{"sessionId": sess.SessionID}, &screen); err == nil {
-		d.say("the agent's screen now (session/read):")
+	var screen rpc.ReadResult
+	if err := d.call(rpc.MethodRead, rpc.SessionRef{SessionID: sess.SessionID}, &screen); err == nil {
+		d.say("the agent's screen now (%s):", rpc.MethodRead)
 		for _, r := range screen.Rows {
 			if strings.TrimSpace(r) != "" {
 				d.mu.Lock()
@@ -277,15 +247,15 @@ func (d *demo) run(exe, answer string) error {
 			}
 		}
 	}
-	d.say("session/kill: ending the agent (only a person's kill or the agent itself ends a session)")
-	if err := d.call("session/kill", map[string]any{"sessionId": sess.SessionID}, nil); err != nil {
+	d.say("%s: ending the agent (only a person's kill or the agent itself ends a session)", rpc.MethodKill)
+	if err := d.call(rpc.MethodKill, rpc.KillParams{SessionID: sess.SessionID}, nil); err != nil {
 		return err
 	}
 	if _, err := d.await("exited"); err != nil {
 		return err
 	}
-	d.say("agentd/stop: ending the demo's daemon (your own daemon, if one runs, was not touched)")
-	if err := d.call("agentd/stop", map[string]any{}, nil); err != nil {
+	d.say("%s: ending the demo's daemon (your own daemon, if one runs, was not touched)", rpc.MethodStop)
+	if err := d.call(rpc.MethodStop, rpc.StopParams{}, nil); err != nil {
 		return err
 	}
 	d.say("demo complete: the turn ended %s. Editors get the same stream: see docs/protocol.md; try `agentd run -- bash` and `agentd ls`", done.Outcome)
@@ -294,10 +264,10 @@ func (d *demo) run(exe, answer string) error {
 
 // awaitPrompt returns the session's prompt: from the list when it is
 // already blocked there with its options, else from the states that follow.
-func (d *demo) awaitPrompt(list []demoState, id string) (demoState, error) {
+func (d *demo) awaitPrompt(list []rpc.Session, id string) (rpc.StateNotification, error) {
 	for _, s := range list {
 		if s.SessionID == id && s.State == "blocked" && s.Prompt != nil && len(s.Prompt.Options) > 0 {
-			return s, nil
+			return rpc.StateNotification{SessionID: s.SessionID, State: s.State, Prompt: s.Prompt}, nil
 		}
 	}
 	for {
@@ -324,6 +294,6 @@ func (d *demo) disconnect() {
 // stop ends the demo's daemon and whatever it still hosts (after a
 // failure, the demo agent), then the window.
 func (d *demo) stop() {
-	_ = d.call("agentd/stop", map[string]any{"force": true}, nil)
+	_ = d.call(rpc.MethodStop, rpc.StopParams{Force: true}, nil)
 	d.disconnect()
 }
