@@ -178,8 +178,8 @@ func (c *clientConn) isWatching(sessionID string) bool {
 
 // watch starts this client's output of sess with a repaint (again, if it
 // watches already: a new view needs one).
-func (c *clientConn) watch(sess *sessions.Session) {
-	sess.WatchOutput(func(repaint string) bool {
+func (c *clientConn) watch(sess *sessions.Session) error {
+	return sess.WatchOutput(func(repaint string) bool {
 		c.out.Output(sess.ID, repaint)
 		c.mu.Lock()
 		defer c.mu.Unlock()

@@ -15,7 +15,7 @@ import (
 // names the agent and carries the ways it offers, for the editor to offer.
 func authRequired(e *acp.AuthRequiredError) *jsonrpc2.Error {
 	je := &jsonrpc2.Error{Code: CodeAuthRequired,
-		Message: fmt.Sprintf("session/spawn: %s needs you to log in (%s); spawn again with authMethod, one of %q", e.Who(), e.Message, e.MethodIDs())}
+		Message: fmt.Sprintf(MethodSpawn+": %s needs you to log in (%s); spawn again with authMethod, one of %q", e.Who(), e.Message, e.MethodIDs())}
 	methods := e.Methods
 	if methods == nil {
 		methods = []acp.AuthMethod{}
@@ -28,7 +28,7 @@ func (s *Server) spawn(_ context.Context, c *clientConn, p SpawnParams) (*Sessio
 	switch p.Protocol {
 	case "", "pty", "acp":
 	default:
-		return nil, &jsonrpc2.Error{Code: CodeInvalidParams, Message: fmt.Sprintf("session/spawn: params.protocol %q: want \"pty\" or \"acp\"", p.Protocol)}
+		return nil, &jsonrpc2.Error{Code: CodeInvalidParams, Message: fmt.Sprintf(MethodSpawn+": params.protocol %q: want \"pty\" or \"acp\"", p.Protocol)}
 	}
 	env, cwd := c.spawnEnv()
 	if p.Cwd == "" {
@@ -43,7 +43,7 @@ func (s *Server) spawn(_ context.Context, c *clientConn, p SpawnParams) (*Sessio
 	case errors.As(err, &auth):
 		return nil, authRequired(auth)
 	case err != nil:
-		return nil, &jsonrpc2.Error{Code: CodeSpawnFailed, Message: "session/spawn: " + err.Error()}
+		return nil, &jsonrpc2.Error{Code: CodeSpawnFailed, Message: MethodSpawn + ": " + err.Error()}
 	}
 	s.log.Info("session started", "session", sess.ID, "agent", sess.Info().Agent, "pid", sess.Pid, "client", c.id)
 	s.poke()
@@ -59,16 +59,16 @@ func (s *Server) list(context.Context, *clientConn, noParams) (*ListResult, erro
 }
 
 func (s *Server) read(_ context.Context, c *clientConn, sess *sessions.Session, p SessionRef) (*ReadResult, error) {
-	if sess.IsACP() {
-		return nil, sessions.ErrNoScreen
+	sc, rev, err := sess.Screen()
+	if err != nil {
+		return nil, err // an ACP session has no screen
 	}
-	sc, rev := sess.Screen()
 	return &ReadResult{Rows: sc.Lines, Cursor: Cursor{Row: sc.CursorRow, Col: sc.CursorCol, Visible: sc.CursorVisible}, Title: sc.Title, Revision: rev}, nil
 }
 
 func (s *Server) resize(_ context.Context, c *clientConn, sess *sessions.Session, p ResizeParams) (none, error) {
 	if err := sess.Resize(p.Cols, p.Rows); err != nil && err != sessions.ErrExited {
-		return nil, &jsonrpc2.Error{Code: CodeInvalidParams, Message: "session/resize: " + err.Error()}
+		return nil, &jsonrpc2.Error{Code: CodeInvalidParams, Message: MethodResize + ": " + err.Error()}
 	} else if err != nil {
 		return nil, err
 	}
@@ -80,14 +80,10 @@ func (s *Server) input(_ context.Context, c *clientConn, sess *sessions.Session,
 }
 
 func (s *Server) subscribe(_ context.Context, c *clientConn, sess *sessions.Session, p SubscribeParams) (none, error) {
-	if sess.IsACP() {
-		return nil, sessions.ErrNoScreen
-	}
 	if p.Output {
-		c.watch(sess)
-	} else {
-		c.unwatch(sess)
+		return nil, c.watch(sess) // an ACP session has no output to watch
 	}
+	c.unwatch(sess)
 	return nil, nil
 }
 
@@ -102,7 +98,7 @@ func (s *Server) seen(_ context.Context, c *clientConn, sess *sessions.Session, 
 func (s *Server) kill(_ context.Context, c *clientConn, sess *sessions.Session, p KillParams) (none, error) {
 	sig, err := sessions.ParseSignal(p.Signal)
 	if err != nil {
-		return nil, &jsonrpc2.Error{Code: CodeInvalidParams, Message: "session/kill: " + err.Error()}
+		return nil, &jsonrpc2.Error{Code: CodeInvalidParams, Message: MethodKill + ": " + err.Error()}
 	}
 	return nil, sess.Signal(sig)
 }

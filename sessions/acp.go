@@ -27,18 +27,18 @@ var ErrTurnRunning = errors.New("a prompt turn is already running; wait for it o
 // ErrNotACP refuses ACP methods on a PTY session.
 var ErrNotACP = errors.New("this is a PTY session, not an ACP one")
 
-// acpState is what the ACP client has told about the session.
-type acpState struct {
+// acpDriver runs an agent over ACP: its client's pending permissions and
+// turn are what a look decides on, text is a prompt turn, and an answer
+// is the permission's reply. What it holds is guarded by the session's mu.
+type acpDriver struct {
+	s       *Session
 	client  *acp.Client
 	turn    bool   // a prompt is in flight
 	outcome string // how the last turn ended, until the next one starts
 	ended   bool   // a turn has ended since the last prompt
 	// keys maps the promptId shown to the editor to the permission's key.
 	keys map[string]string
-	// agent is the session's agent name when no manifest gives one: the
-	// spawn's agent, else the one the agent gave in initialize.
-	agent string
-	info  acp.AgentInfo
+	info acp.AgentInfo
 	// login is the id of the PTY session running the agent's terminal
 	// login, when it needed one (see startLogin).
 	login string
@@ -51,7 +51,8 @@ type acpState struct {
 // (and was asked to with spec.AuthMethod) gets its login run first: see
 // startLogin.
 func (s *Session) startACP(argv, env []string, spec SpawnSpec) error {
-	s.acp = &acpState{keys: map[string]string{}}
+	s.acp = &acpDriver{s: s, keys: map[string]string{}}
+	s.drv = s.acp
 	s.readDone = make(chan struct{})
 	s.exitDone = make(chan struct{})
 	s.started = time.Now()
@@ -108,9 +109,9 @@ func (s *Session) acpClient() *acp.Client {
 // the spawn and the manifests left it open.
 func (s *Session) nameACP(spec SpawnSpec, info acp.AgentInfo) {
 	if s.manifest.Name == detect.Generic {
-		s.acp.agent = spec.Agent
-		if s.acp.agent == "" {
-			s.acp.agent = info.Name
+		s.agent = spec.Agent
+		if s.agent == "" {
+			s.agent = info.Name
 		}
 	}
 	s.machine.state.Agent = s.agentName()
@@ -128,29 +129,13 @@ func (s *Session) nameACP(spec SpawnSpec, info acp.AgentInfo) {
 	}
 }
 
-// agentName is the name told as the session's agent.
-func (s *Session) agentName() string {
-	if s.acp != nil && s.acp.agent != "" {
-		return s.acp.agent
-	}
-	return s.manifest.Name
-}
-
 func (s *Session) waitACP() {
 	<-s.acp.client.Done()
 	e := s.acp.client.Exit()
 	close(s.readDone)
 	s.updateMu.Lock()
 	defer s.updateMu.Unlock()
-	st := &ExitStatus{Code: e.Code, Signal: e.Signal}
-	s.mu.Lock()
-	exitState := s.exitedLocked(st)
-	s.mu.Unlock()
-	s.mgr.tellKeeper('-', s.Pid)
-	s.mgr.publish(s, exitState)
-	s.mgr.events.Exited(s.ID, *st)
-	s.mgr.ended(s)
-	close(s.exitDone)
+	s.finish(&ExitStatus{Code: e.Code, Signal: e.Signal}, State{})
 }
 
 // acpPrompt turns an ACP permission into the prompt editors show. Its id
@@ -200,29 +185,71 @@ func decideACP(a acpFacts, seen, timedOut bool) State {
 	return State{Name: Idle, Source: SourceACP, Reason: "acp.ready"}
 }
 
-// lookACP decides and publishes an ACP session's state.
-func (s *Session) lookACP() (State, time.Duration) {
+// facts reads the client's pending permissions and turn; none while the
+// agent's login runs (startLogin set the state).
+func (d *acpDriver) facts() (facts, bool) {
+	s := d.s
 	c := s.acpClient()
 	if c == nil {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.machine.state, 0 // its login runs: startLogin set the state
+		return facts{}, false
 	}
 	pending := c.Pending()
 	var f acpFacts
 	s.locked(func() {
 		s.faultPoint("acp")
-		f = acpFacts{turn: s.acp.turn, ended: s.acp.ended, outcome: s.acp.outcome, authNeeded: s.acp.authNeeded}
+		f = acpFacts{turn: d.turn, ended: d.ended, outcome: d.outcome, authNeeded: d.authNeeded}
 		if len(pending) > 0 {
 			f.pending = acpPrompt(pending[0])
-			s.acp.keys[f.pending.ID] = pending[0].Key
+			d.keys[f.pending.ID] = pending[0].Key
 		}
 	})
-	return s.step(facts{acp: &f})
+	return facts{acp: &f}, true
+}
+
+// changed: an ACP session decides on its messages, not on output.
+func (d *acpDriver) changed() {}
+
+// send: an ACP agent takes text as a prompt turn.
+func (d *acpDriver) send(text string, _ bool) error { return d.s.Prompt(text) }
+
+func (d *acpDriver) input(string) error                { return ErrNoScreen }
+func (d *acpDriver) resize(int, int) error             { return ErrNoScreen }
+func (d *acpDriver) screen() (detect.Screen, error)    { return detect.Screen{}, ErrNoScreen }
+func (d *acpDriver) repaint(bool) (string, error)      { return "", ErrNoScreen }
+func (d *acpDriver) classify() (detect.Verdict, error) { return detect.Verdict{}, ErrNoScreen }
+func (d *acpDriver) watch(func(string) bool) error     { return ErrNoScreen }
+
+// release: the agent's output ends with its client (waitACP); an agent
+// whose login never let it start had none.
+func (d *acpDriver) release() {
+	if d.client == nil {
+		close(d.s.readDone)
+	}
+}
+
+func (d *acpDriver) describe(in *Info) {
+	d.s.mu.Lock()
+	defer d.s.mu.Unlock()
+	info := d.info
+	in.AgentInfo = &info
+	in.Login = d.login
+}
+
+// hangUp ends the agent the ACP way (stdin closed, SIGHUP, SIGKILL in
+// time), or, while its login runs, the session and the login.
+func (d *acpDriver) hangUp() bool {
+	c := d.s.acpClient()
+	if c == nil {
+		d.s.endLogin(loginStopped)
+		return false
+	}
+	_ = c.Close()
+	return true
 }
 
 // Prompt sends a prompt turn to an ACP agent; the turn runs on, and its
-// end is reported as done with the agent's outcome.
+// end is reported as done with the agent's outcome. Prompt and Cancel are
+// ACP's own methods: a PTY session has no turn to start or cancel.
 func (s *Session) Prompt(text string) error {
 	if s.acp == nil {
 		return ErrNotACP
@@ -283,9 +310,10 @@ func (s *Session) Cancel() error {
 	return err
 }
 
-// answerACP answers the permission promptID names with optionID.
-func (s *Session) answerACP(promptID, optionID string) (State, error) {
-	st := s.update()
+// answer answers the permission promptID names with optionID; st is the
+// state just decided.
+func (d *acpDriver) answer(st State, promptID, optionID, _ string) (State, error) {
+	s := d.s
 	s.mu.Lock()
 	key, ok := s.acp.keys[promptID]
 	s.mu.Unlock()
@@ -309,9 +337,10 @@ func (s *Session) answerACP(promptID, optionID string) (State, error) {
 	return s.update(), nil
 }
 
-// signalACP signals an ACP agent; SIGHUP ends it the ACP way (stdin
-// closed, SIGHUP, SIGKILL after a grace period).
-func (s *Session) signalACP(sig syscall.Signal) error {
+// signal signals an ACP agent; SIGHUP ends it the ACP way (stdin closed,
+// SIGHUP, SIGKILL after a grace period).
+func (d *acpDriver) signal(sig syscall.Signal) error {
+	s := d.s
 	c := s.acpClient()
 	if c == nil {
 		// Its login runs and the agent does not: any signal ends both.

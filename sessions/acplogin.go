@@ -103,22 +103,15 @@ func (s *Session) afterLogin(login *Session, argv, env []string, spec SpawnSpec)
 func (s *Session) endLogin(why string) {
 	s.updateMu.Lock()
 	s.mu.Lock()
-	if s.exited != nil || s.acp.client != nil {
-		s.mu.Unlock()
+	started := s.exited != nil || s.acp.client != nil
+	loginID := s.acp.login
+	s.mu.Unlock()
+	if started {
 		s.updateMu.Unlock()
 		return
 	}
-	st := &ExitStatus{Code: -1}
-	s.exited, s.exitedAt = st, time.Now()
-	state := s.machine.exited(State{Agent: s.agentName(), Name: Exited, Source: SourceACP, Reason: "acp.login_failed", Message: why}, s.exitedAt)
-	loginID := s.acp.login
-	s.mu.Unlock()
 	s.mgr.opts.Log.Warn("the agent did not start after its login", "session", s.ID, "login", loginID, "why", why)
-	close(s.readDone)
-	s.mgr.publish(s, state)
-	s.mgr.events.Exited(s.ID, *st)
-	s.mgr.ended(s)
-	close(s.exitDone)
+	s.finish(&ExitStatus{Code: -1}, State{Name: Exited, Source: SourceACP, Reason: "acp.login_failed", Message: why})
 	s.updateMu.Unlock()
 	if login, err := s.mgr.Get(loginID); err == nil && why == loginStopped {
 		_ = login.Signal(syscall.SIGHUP)

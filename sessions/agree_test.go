@@ -19,9 +19,10 @@ import (
 // same machine, and this test holds them to it: every committed recording
 // is played through both on the same schedule (the pump's, from
 // onPumpTiming) and every transition must agree, state, reason and write.
-// The live side is a real Session with its manager, its emulator, its
-// verdict cache and its publishing; only the PTY and the process are left
-// out (a replay has none), and its clock is the recording's.
+// The live side is a real Session with its terminal driver (facts from
+// its emulator and verdict cache), its manager and its publishing; only
+// the PTY and the process are left out (a replay has none), and its clock
+// is the recording's.
 func TestLiveDecisionIsSimulated(t *testing.T) {
 	rules, errs := detect.Load(nil, "")
 	if len(errs) > 0 {
@@ -74,9 +75,10 @@ func lookLive(m *detect.Manifest, cols, rows int, writes [][]byte, gaps []time.D
 	mgr.now = func() time.Time { return start.Add(clock) }
 	s := &Session{ID: "replay", mgr: mgr, manifest: m, base: m, machine: newMachine(startingState(m.Name, start))}
 	s.lastPublished = s.machine.state
-	s.term = term.New(term.Options{Cols: cols, Rows: rows})
+	s.pty = &ptyDriver{s: s, term: term.New(term.Options{Cols: cols, Rows: rows})}
+	s.drv = s.pty
 	var out []Transition
-	onPumpTiming(s.term, writes, gaps, func(write int, at time.Duration) time.Duration {
+	onPumpTiming(s.pty.term, writes, gaps, func(write int, at time.Duration) time.Duration {
 		clock = at
 		n := len(ev.states[s.ID])
 		_, again := s.look()

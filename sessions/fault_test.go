@@ -43,7 +43,7 @@ func (e *recEvents) last(id string) State {
 func TestPanicInOneSessionLeavesOthers(t *testing.T) {
 	for _, at := range faultPoints {
 		if at == "acp" {
-			continue // an ACP session's span: see decideACPLocked, which locked guards alike
+			continue // an ACP session's span: TestPanicInOneACPSessionLeavesOthers
 		}
 		t.Run(at, func(t *testing.T) { panicAt(t, at) })
 	}
@@ -124,9 +124,9 @@ func TestAgentNotReadingRepliesStallsNoOther(t *testing.T) {
 	}
 	// Wait until its input is full: the answers it does not read queue up.
 	queued := func() int {
-		stuck.replyMu.Lock()
-		defer stuck.replyMu.Unlock()
-		return len(stuck.replies)
+		stuck.pty.replyMu.Lock()
+		defer stuck.pty.replyMu.Unlock()
+		return len(stuck.pty.replies)
 	}
 	for deadline := time.Now().Add(20 * time.Second); queued() == 0; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {

@@ -45,10 +45,10 @@ const typedWait = 2 * time.Second
 
 // showsStart reports whether the screen shows the first few characters of
 // text: part of it may have been taken.
-func (s *Session) showsStart(text string) bool {
+func (d *ptyDriver) showsStart(text string) bool {
 	start := []rune(text)
 	start = start[:min(len(start), 3)]
-	return strings.Contains(s.term.Snapshot().Text(), string(start))
+	return strings.Contains(d.term.Snapshot().Text(), string(start))
 }
 
 // answerWait bounds how long an answer waits for its prompt to leave.
@@ -66,10 +66,13 @@ func (s *Session) Send(text string, submit bool) error {
 	if st.Name == Blocked {
 		return &BlockedError{Prompt: st.Prompt}
 	}
-	if s.acp != nil {
-		// An ACP agent takes text as a prompt turn.
-		return s.Prompt(text)
-	}
+	return s.drv.send(text, submit)
+}
+
+// send types text, and Enter where submit says so, once the screen shows
+// the text landed.
+func (d *ptyDriver) send(text string, submit bool) error {
+	s := d.s
 	payload := []byte(text)
 	s.mu.Lock()
 	bracketed, raw, gap := s.manifest.PasteBracketed(), s.manifest.Input.Raw, s.manifest.Input.SubmitDelay()
@@ -77,28 +80,28 @@ func (s *Session) Send(text string, submit bool) error {
 	// The end of the text, and how often the screen shows it already (a
 	// task sent twice is in the transcript): Enter waits for one more.
 	tail := textTail(text)
-	shown := strings.Count(s.term.Snapshot().Text(), tail)
-	if bracketed && s.term.BracketedPaste() && text != "" {
+	shown := strings.Count(d.term.Snapshot().Text(), tail)
+	if bracketed && d.term.BracketedPaste() && text != "" {
 		payload = append(append([]byte("\x1b[200~"), payload...), []byte("\x1b[201~")...)
 	}
 	s.mu.Lock()
 	s.machine.tasked()
 	s.mu.Unlock()
-	if err := s.write(payload); err != nil {
+	if err := d.write(payload); err != nil {
 		return err
 	}
-	if submit && raw && text != "" && !s.awaitMore(text, 0) {
+	if submit && raw && text != "" && !d.awaitMore(text, 0) {
 		// A raw agent that dropped what was typed (Grok CLI, just after
 		// it switched its keys on) shows none of it: only then is typing
 		// it again sure not to double it. Enter goes only after the text
 		// is seen.
-		if s.showsStart(text) {
+		if d.showsStart(text) {
 			return ErrNotTaken
 		}
-		if err := s.write(payload); err != nil {
+		if err := d.write(payload); err != nil {
 			return err
 		}
-		if !s.awaitMore(text, 0) {
+		if !d.awaitMore(text, 0) {
 			return ErrNotTaken
 		}
 	}
@@ -109,10 +112,10 @@ func (s *Session) Send(text string, submit bool) error {
 		// shows on screen, or after typedWait where it never does (input
 		// the agent does not echo, or wrapped at its end).
 		if tail != "" && !raw {
-			s.awaitMore(tail, shown)
+			d.awaitMore(tail, shown)
 		}
 		time.Sleep(gap)
-		return s.write([]byte("\r"))
+		return d.write([]byte("\r"))
 	}
 	return nil
 }
@@ -127,10 +130,11 @@ func textTail(text string) string {
 
 // awaitMore waits, at most typedWait, until the screen shows tail more
 // than n times (n = 0: at all).
-func (s *Session) awaitMore(tail string, n int) bool {
+func (d *ptyDriver) awaitMore(tail string, n int) bool {
+	s := d.s
 	deadline := time.Now().Add(typedWait)
 	for {
-		if strings.Count(s.term.Snapshot().Text(), tail) > n {
+		if strings.Count(d.term.Snapshot().Text(), tail) > n {
 			return true
 		}
 		if time.Now().After(deadline) || s.isExited() {
@@ -149,10 +153,13 @@ func (s *Session) Answer(promptID, optionID, text string) (State, error) {
 	if s.isExited() {
 		return State{}, ErrExited
 	}
-	if s.acp != nil {
-		return s.answerACP(promptID, optionID)
-	}
-	st := s.update()
+	return s.drv.answer(s.update(), promptID, optionID, text)
+}
+
+// answer types the keys of optionID (or text) at the prompt promptID, if
+// st, the state just decided, shows it blocked there.
+func (d *ptyDriver) answer(st State, promptID, optionID, text string) (State, error) {
+	s := d.s
 	if st.Name != Blocked || st.Prompt == nil {
 		return st, &StaleError{Answered: promptID}
 	}
@@ -171,7 +178,7 @@ func (s *Session) Answer(promptID, optionID, text string) (State, error) {
 		// choose another option if the person moved it.
 		return st, ErrMovedByHand
 	}
-	if st, err := s.awaitSettled(st); err != nil {
+	if st, err := d.awaitSettled(st); err != nil {
 		return st, err
 	}
 	var keys string
@@ -193,23 +200,23 @@ func (s *Session) Answer(promptID, optionID, text string) (State, error) {
 	s.mu.Lock()
 	s.machine.answering(promptID)
 	s.mu.Unlock()
-	if err := s.writeKeys(keys, st.Prompt.KeyGap); err != nil {
+	if err := d.writeKeys(keys, st.Prompt.KeyGap); err != nil {
 		return st, err
 	}
-	return s.awaitPromptGone(promptID), nil
+	return d.awaitPromptGone(promptID), nil
 }
 
 // writeKeys writes an answer's keys: at once, or with gap between one key
 // (a character, or an escape sequence such as an arrow) and the next.
-func (s *Session) writeKeys(keys string, gap time.Duration) error {
+func (d *ptyDriver) writeKeys(keys string, gap time.Duration) error {
 	if gap <= 0 {
-		return s.write([]byte(keys))
+		return d.write([]byte(keys))
 	}
 	for i, k := range splitKeys(keys) {
 		if i > 0 {
 			time.Sleep(gap)
 		}
-		if err := s.write([]byte(k)); err != nil {
+		if err := d.write([]byte(k)); err != nil {
 			return err
 		}
 	}
@@ -240,7 +247,8 @@ func splitKeys(keys string) []string {
 
 // awaitSettled waits until the prompt has been on screen as long as its
 // agent needs before it takes keys, then checks it is still the same one.
-func (s *Session) awaitSettled(st State) (State, error) {
+func (d *ptyDriver) awaitSettled(st State) (State, error) {
+	s := d.s
 	s.mu.Lock()
 	wait := st.Prompt.Settle - time.Since(s.machine.promptAt)
 	s.mu.Unlock()
@@ -257,14 +265,15 @@ func (s *Session) awaitSettled(st State) (State, error) {
 
 // awaitPromptGone classifies as the screen changes until promptID is no
 // longer on screen, or answerWait passes.
-func (s *Session) awaitPromptGone(promptID string) State {
+func (d *ptyDriver) awaitPromptGone(promptID string) State {
+	s := d.s
 	deadline := time.Now().Add(answerWait)
 	for time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 		if s.isExited() {
 			break
 		}
-		v, _ := s.classifyNow()
+		v, _ := d.classifyNow()
 		if v.Prompt == nil || v.Prompt.ID != promptID {
 			break
 		}

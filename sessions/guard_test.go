@@ -35,7 +35,7 @@ func awaitScreen(t *testing.T, s *Session, want string) string {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		text := s.term.Snapshot().Text()
+		text := s.pty.term.Snapshot().Text()
 		if strings.Contains(text, want) {
 			return text
 		}
@@ -56,7 +56,7 @@ func awaitState(t *testing.T, s *Session, name string) State {
 			return st
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the session did not turn %s within 20 s: %+v\n%s", name, st, s.term.Snapshot().Text())
+			t.Fatalf("the session did not turn %s within 20 s: %+v\n%s", name, st, s.pty.term.Snapshot().Text())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -72,7 +72,7 @@ func TestSendIsRefusedWhileAPromptWaits(t *testing.T) {
 	if !errors.As(err, &be) || be.Prompt == nil || !strings.Contains(be.Prompt.Question, "Go on?") {
 		t.Fatalf("Send while blocked: %v (prompt %+v), want a BlockedError naming the prompt", err, be)
 	}
-	if text := s.term.Snapshot().Text(); strings.Contains(text, "hello") || strings.Contains(text, "got [") {
+	if text := s.pty.term.Snapshot().Text(); strings.Contains(text, "hello") || strings.Contains(text, "got [") {
 		t.Fatalf("Send typed while blocked:\n%s", text)
 	}
 }
@@ -87,7 +87,7 @@ func TestAnswerTypesOnceAndRefusesWhatIsNotOnScreen(t *testing.T) {
 	if _, err := s.Answer(first.ID, "no-such-option", ""); !errors.Is(err, ErrUnknownOption) {
 		t.Errorf("an unknown option: %v, want ErrUnknownOption", err)
 	}
-	if text := s.term.Snapshot().Text(); strings.Contains(text, "got [") {
+	if text := s.pty.term.Snapshot().Text(); strings.Contains(text, "got [") {
 		t.Fatalf("a refused answer typed something:\n%s", text)
 	}
 	yes, ok := first.Option("y")
@@ -103,7 +103,7 @@ func TestAnswerTypesOnceAndRefusesWhatIsNotOnScreen(t *testing.T) {
 	if _, err := s.Answer(first.ID, yes.ID, ""); !errors.As(err, new(*StaleError)) {
 		t.Errorf("the answer again: %v, want a StaleError", err)
 	}
-	text := s.term.Snapshot().Text()
+	text := s.pty.term.Snapshot().Text()
 	if strings.Count(text, "got [") != 1 || strings.Contains(text, "then [") {
 		t.Fatalf("the answer was not typed exactly once:\n%s", text)
 	}

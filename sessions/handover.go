@@ -123,20 +123,24 @@ func (m *Manager) Freeze() (snap *Snapshot, fds []int, thaw func(), err error) {
 		l.Lock()
 		unlock = append(unlock, l.Unlock)
 	}
+	// Only terminal sessions are carried: an ended ACP session is not.
+	var ptys []*Session
 	for _, s := range list {
-		hold(&s.guardMu)
-		hold(&s.writeMu)
+		if s.pty != nil {
+			ptys = append(ptys, s)
+		}
 	}
-	for _, s := range list {
-		hold(&s.rd.mu)
-		hold(&s.outMu)
+	for _, s := range ptys {
+		hold(&s.guardMu)
+		hold(&s.pty.writeMu)
+	}
+	for _, s := range ptys {
+		hold(&s.pty.rd.mu)
+		hold(&s.pty.outMu)
 		hold(&s.updateMu)
 	}
 	snap = &Snapshot{Version: SnapshotVersion, Next: next}
-	for _, s := range list {
-		if s.acp != nil {
-			continue // an ended ACP session is not carried
-		}
+	for _, s := range ptys {
 		ss := s.snapshotFrozen()
 		if ss.FD >= 0 {
 			fds = append(fds, ss.FD)
@@ -148,9 +152,9 @@ func (m *Manager) Freeze() (snap *Snapshot, fds []int, thaw func(), err error) {
 
 // snapshotFrozen describes s, whose locks Freeze holds.
 func (s *Session) snapshotFrozen() SessionSnapshot {
-	cols, rows := s.term.Size()
-	screen := s.term.Repaint(true)
-	if title := s.term.Snapshot().Title; title != "" {
+	cols, rows := s.pty.term.Size()
+	screen := s.pty.term.Repaint(true)
+	if title := s.pty.term.Snapshot().Title; title != "" {
 		screen = append(screen, "\x1b]2;"+title+"\x07"...)
 	}
 	s.mu.Lock()
@@ -164,8 +168,8 @@ func (s *Session) snapshotFrozen() SessionSnapshot {
 		Answered: s.machine.answered, TypedAt: s.machine.typedAt, PromptID: s.machine.promptID,
 		Exited: s.exited, ExitedAt: s.exitedAt, Broken: s.broken,
 	}
-	if s.exited == nil && s.rd.open {
-		ss.FD = s.rd.fd
+	if s.exited == nil && s.pty.rd.open {
+		ss.FD = s.pty.rd.fd
 	}
 	return ss
 }
@@ -220,7 +224,7 @@ func (m *Manager) adopt(ss SessionSnapshot) error {
 	base, _ := m.opts.Rules.Lookup(ss.BaseAgent)
 	s := &Session{
 		ID: ss.ID, Name: ss.Name, Argv: ss.Argv, Cwd: ss.Cwd, Pid: ss.Pid, Origin: ss.Origin,
-		mgr: m, manifest: manifest, base: base, isShell: base.Identify.Shell,
+		mgr: m, manifest: manifest, base: base,
 		machine: machine{
 			state: ss.State, revision: ss.Revision, ended: ss.Exited != nil,
 			seen: ss.Seen, task: ss.Task, inputRaw: ss.InputRaw, ready: ss.Ready,
@@ -231,16 +235,18 @@ func (m *Manager) adopt(ss SessionSnapshot) error {
 		token: ss.Token, env: ss.Env, started: ss.Started,
 		readDone: make(chan struct{}), exitDone: make(chan struct{}),
 	}
+	s.pty = &ptyDriver{s: s, isShell: base.Identify.Shell}
+	s.drv = s.pty
 	if s.machine.inputRaw {
 		s.machine.rawAt = ss.Started
 	}
-	s.term = term.New(term.Options{Cols: ss.Cols, Rows: ss.Rows, Reply: s.reply})
-	s.term.Write(ss.Screen)
+	s.pty.term = term.New(term.Options{Cols: ss.Cols, Rows: ss.Rows, Reply: s.pty.reply})
+	s.pty.term.Write(ss.Screen)
 	// A prompt's keys are not carried (they are the rules', never a
 	// file's): the prompt is read again from the screen drawn again, and
 	// only the same prompt, by its ID, takes them. Otherwise it stays
 	// without keys, and an answer is refused until the next look.
-	if v, _ := s.classifyNow(); v.Prompt != nil {
+	if v, _ := s.pty.classifyNow(); v.Prompt != nil {
 		for _, st := range []*State{&s.machine.state, &s.lastPublished} {
 			if st.Prompt != nil && st.Prompt.ID == v.Prompt.ID {
 				st.Prompt = v.Prompt
@@ -266,13 +272,13 @@ func (m *Manager) adopt(ss SessionSnapshot) error {
 	if err != nil {
 		return fmt.Errorf("pid %d: %w", ss.Pid, err)
 	}
-	s.proc = proc
-	s.ptmx = os.NewFile(uintptr(ss.FD), "/dev/ptmx")
+	s.pty.proc = proc
+	s.pty.ptmx = os.NewFile(uintptr(ss.FD), "/dev/ptmx")
 	if err := m.pump.add(s, ss.FD); err != nil {
 		return err
 	}
 	m.register(s)
-	go s.waitLoop()
+	go s.pty.waitLoop()
 	s.poke()
 	return nil
 }

@@ -84,6 +84,10 @@ type acpFacts struct {
 	authNeeded string         // the agent refused the last prompt for want of a login
 }
 
+// readyRecheck is how soon a session whose composer is drawn but whose
+// terminal is still in line mode looks again.
+const readyRecheck = 50 * time.Millisecond
+
 func newMachine(st State) machine { return machine{state: st} }
 
 // step advances the decision on f. It returns the state, whether it is a

@@ -197,8 +197,12 @@ func (m *Manager) Spawn(spec SpawnSpec) (*Session, error) {
 	}
 	s := &Session{
 		ID: id, Name: name, Argv: append([]string(nil), spec.Argv...), Cwd: spec.Cwd,
-		Origin: spec.Origin, mgr: m, manifest: manifest, base: manifest, isShell: manifest.Identify.Shell,
+		Origin: spec.Origin, mgr: m, manifest: manifest, base: manifest,
 		machine: newMachine(startingState(manifest.Name, time.Now())),
+	}
+	if !spec.ACP {
+		s.pty = &ptyDriver{s: s, isShell: manifest.Identify.Shell}
+		s.drv = s.pty
 	}
 	// The spawn result tells the editor this first state: the first
 	// notification's previous is it.
@@ -214,10 +218,10 @@ func (m *Manager) Spawn(spec SpawnSpec) (*Session, error) {
 			argv = append(argv, hookArgs(manifest.Reports.Hooks, m.opts.Self)...)
 		}
 	}
-	if spec.capture > 0 {
-		s.capture = &outputCapture{limit: spec.capture}
+	if spec.capture > 0 && s.pty != nil {
+		s.pty.capture = &outputCapture{limit: spec.capture}
 	}
-	start := func() error { return s.start(argv, env, spec.Cols, spec.Rows) }
+	start := func() error { return s.pty.start(argv, env, spec.Cols, spec.Rows) }
 	if spec.ACP {
 		start = func() error { return s.startACP(argv, env, spec) }
 	}

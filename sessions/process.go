@@ -43,26 +43,27 @@ type foreground struct {
 
 // probeLocked reads the foreground of a shell session, at most every
 // probeEvery. Called with s.mu held; returns the current reading.
-func (s *Session) probeLocked() foreground {
+func (d *ptyDriver) probeLocked() foreground {
+	s := d.s
 	s.faultPoint("probe")
-	if !s.isShell {
-		return s.fg
+	if !d.isShell {
+		return d.fg
 	}
-	if wait := probeEvery - time.Since(s.probedAt); wait > 0 {
+	if wait := probeEvery - time.Since(d.probedAt); wait > 0 {
 		s.recheckLocked(wait)
-		return s.fg
+		return d.fg
 	}
-	s.probedAt = time.Now()
-	fg, ok := s.readForeground()
+	d.probedAt = time.Now()
+	fg, ok := d.readForeground()
 	if !ok {
-		s.probeMiss++
-		if s.probeMiss < probeMisses {
-			return s.fg
+		d.probeMiss++
+		if d.probeMiss < probeMisses {
+			return d.fg
 		}
 		fg = foreground{}
 	}
-	s.probeMiss = 0
-	s.fg = fg
+	d.probeMiss = 0
+	d.fg = fg
 	return fg
 }
 
@@ -82,8 +83,9 @@ func (s *Session) recheckLocked(wait time.Duration) {
 	})
 }
 
-func (s *Session) readForeground() (foreground, bool) {
-	pgid, err := foregroundGroup(s.ptmx)
+func (d *ptyDriver) readForeground() (foreground, bool) {
+	s := d.s
+	pgid, err := foregroundGroup(d.ptmx)
 	if err != nil || pgid <= 0 {
 		return foreground{}, false
 	}

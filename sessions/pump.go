@@ -86,7 +86,7 @@ func (p *pump) add(s *Session, fd int) error {
 	if err := p.watch.add(fd); err != nil {
 		return err
 	}
-	s.rd.fd, s.rd.open = fd, true
+	s.pty.rd.fd, s.pty.rd.open = fd, true
 	p.fds[int32(fd)] = s
 	p.startLocked()
 	return nil
@@ -95,15 +95,15 @@ func (p *pump) add(s *Session, fd int) error {
 // remove stops reading s's PTY, and tells those waiting for the end of its
 // output. The PTY may be closed once it returns.
 func (p *pump) remove(s *Session) {
-	s.rd.mu.Lock()
-	defer s.rd.mu.Unlock()
-	if !s.rd.open {
+	s.pty.rd.mu.Lock()
+	defer s.pty.rd.mu.Unlock()
+	if !s.pty.rd.open {
 		return
 	}
-	s.rd.open = false
+	s.pty.rd.open = false
 	p.mu.Lock()
-	p.watch.remove(s.rd.fd)
-	delete(p.fds, int32(s.rd.fd))
+	p.watch.remove(s.pty.rd.fd)
+	delete(p.fds, int32(s.pty.rd.fd))
 	p.mu.Unlock()
 	close(s.readDone)
 }
@@ -120,19 +120,19 @@ func (p *pump) changed(s *Session) {
 	now := time.Now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if s.sched.changedAt.IsZero() {
-		s.sched.changedAt = now
+	if s.pty.sched.changedAt.IsZero() {
+		s.pty.sched.changedAt = now
 		p.pending = append(p.pending, s)
 	}
 	due := now.Add(settle)
-	if last := s.sched.changedAt.Add(maxDelay); due.After(last) {
+	if last := s.pty.sched.changedAt.Add(maxDelay); due.After(last) {
 		due = last
 	}
-	s.sched.dueAt = onTick(due)
+	s.pty.sched.dueAt = onTick(due)
 	p.startLocked()
-	if p.watch != nil && (p.armedAt.IsZero() || p.armedAt.After(s.sched.dueAt)) {
+	if p.watch != nil && (p.armedAt.IsZero() || p.armedAt.After(s.pty.sched.dueAt)) {
 		// Wake the pump sooner than it meant to.
-		p.armedAt = s.sched.dueAt
+		p.armedAt = s.pty.sched.dueAt
 		p.watch.arm(p.armedAt)
 	}
 }
@@ -223,9 +223,9 @@ func (p *pump) read(fds []int32) (flood bool) {
 		if s == nil {
 			continue
 		}
-		n, err := s.readPTY(p.buf)
+		n, err := s.pty.readPTY(p.buf)
 		if n > 0 {
-			s.took(p.buf[:n])
+			s.pty.took(p.buf[:n])
 			flood = flood || n >= floodRead
 		}
 		if err != nil {
@@ -255,12 +255,12 @@ func (p *pump) takeDueLocked(now time.Time) []*Session {
 	var due []*Session
 	kept := p.pending[:0]
 	for _, s := range p.pending {
-		sc := &s.sched
+		sc := &s.pty.sched
 		if sc.dueAt.After(now) {
 			kept = append(kept, s)
 			continue
 		}
-		if hold := sc.changedAt.Add(syncHold); s.term.InSync() && now.Before(hold) {
+		if hold := sc.changedAt.Add(syncHold); s.pty.term.InSync() && now.Before(hold) {
 			// Half a frame is on screen: wait for the agent to finish it.
 			sc.dueAt = hold
 			kept = append(kept, s)
@@ -278,8 +278,8 @@ func (p *pump) takeDueLocked(now time.Time) []*Session {
 func (p *pump) nextLocked() time.Time {
 	var next time.Time
 	for _, s := range p.pending {
-		if next.IsZero() || s.sched.dueAt.Before(next) {
-			next = s.sched.dueAt
+		if next.IsZero() || s.pty.sched.dueAt.Before(next) {
+			next = s.pty.sched.dueAt
 		}
 	}
 	return next

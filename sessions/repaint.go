@@ -5,10 +5,8 @@ package sessions
 // what a viewer needs before live output. With history set, the lines
 // that scrolled off the top come first.
 func (s *Session) Repaint(history bool) string {
-	if s.acp != nil {
-		return ""
-	}
-	return string(s.term.Repaint(history))
+	r, _ := s.drv.repaint(history)
+	return r
 }
 
 // WatchOutput starts a viewer of the session's output: start is given the
@@ -16,12 +14,18 @@ func (s *Session) Repaint(history bool) string {
 // screen and the live output that follows it (start must queue the repaint
 // and make the viewer's output flow before it returns). start reports
 // whether the viewer is new, rather than one asking for a repaint again.
-func (s *Session) WatchOutput(start func(repaint string) (isNew bool)) {
-	s.outMu.Lock()
-	defer s.outMu.Unlock()
-	if start(s.Repaint(true)) {
-		s.mgr.Subscribe(s.ID, true)
+// A session with no terminal (ACP) has no output to watch: ErrNoScreen.
+func (s *Session) WatchOutput(start func(repaint string) (isNew bool)) error {
+	return s.drv.watch(start)
+}
+
+func (d *ptyDriver) watch(start func(repaint string) (isNew bool)) error {
+	d.outMu.Lock()
+	defer d.outMu.Unlock()
+	if start(string(d.term.Repaint(true))) {
+		d.s.mgr.Subscribe(d.s.ID, true)
 	}
+	return nil
 }
 
 // UnwatchOutput ends one viewer of the session's output.

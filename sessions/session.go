@@ -4,29 +4,20 @@
 package sessions
 
 import (
-	"errors"
 	"fmt"
-	"io"
-	"os"
-	"os/exec"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
-	"unicode/utf8"
-	"unsafe"
-
-	"github.com/creack/pty"
-	"golang.org/x/sys/unix"
 
 	"github.com/agentd/agentd/acp"
 	"github.com/agentd/agentd/detect"
-	"github.com/agentd/agentd/sessions/program"
-	"github.com/agentd/agentd/sessions/term"
 )
 
-// Session is one hosted agent.
+// Session is one hosted agent. The session core (this file, guard.go's
+// Send and Answer, machine.go) decides, guards and publishes; what
+// differs between an agent in a terminal and one over ACP is its driver's.
 type Session struct {
 	ID     string
 	Name   string
@@ -36,33 +27,25 @@ type Session struct {
 	Origin Origin
 
 	mgr      *Manager
-	cmd      *exec.Cmd
-	proc     *os.Process // an adopted session's agent (handover.go); cmd is nil then
-	ptmx     *os.File
-	term     *term.Terminal   // nil for an ACP session
-	acp      *acpState        // nil for a PTY session
+	drv      driver
+	pty      *ptyDriver       // drv, for a terminal session (pty.go); nil otherwise
+	acp      *acpDriver       // drv, for an ACP session (acp.go); nil otherwise
 	manifest *detect.Manifest // the rules in use now
 	base     *detect.Manifest // the rules of the program spawned
-	isShell  bool             // the program spawned is a shell: follow its foreground
 
 	// Lock order, outermost first: a goroutine holding one lock takes only
 	// locks after it in its line.
-	//   guardMu → updateMu → mu       (a guarded write classifies afresh)
-	//   guardMu → writeMu             (then types)
-	//   outMu → pump.mu, rd.mu → pump.mu
-	//   replyMu is let go of before writeMu is taken.
-	// The spans of mu that read outside data (process table, agent log,
-	// reports) or decide run inside locked, which lets go of mu however
-	// they end: a recovered panic never leaves it held.
-	writeMu  sync.Mutex // one writer on the PTY at a time
-	replyMu  sync.Mutex // guards replies and replying
-	replies  []byte     // the terminal's answers not yet written
-	replying bool       // writeReplies runs
-	outMu    sync.Mutex // output is applied to the screen and passed on as one step
+	//   guardMu → updateMu → mu           (a guarded write decides afresh)
+	//   guardMu → pty.writeMu             (then types)
+	//   pty.outMu → pump.mu, pty.rd.mu → pump.mu
+	//   pty.replyMu is let go of before pty.writeMu is taken.
+	// The spans of mu that read outside data (process table, agent log)
+	// or decide run inside locked, which lets go of mu however they end:
+	// a recovered panic never leaves it held.
 	guardMu  sync.Mutex // one guarded write (send, answer) at a time
-	updateMu sync.Mutex // one classification-and-publish at a time, so states go out in order
+	updateMu sync.Mutex // one decision-and-publish at a time, so states go out in order
 
-	// mu guards everything below.
+	// mu guards everything below, and the drivers' fields they say.
 	mu sync.Mutex
 
 	// The decision (machine.go) and what was told of it.
@@ -70,26 +53,48 @@ type Session struct {
 	lastPublished State
 	exited        *ExitStatus
 	exitedAt      time.Time
-	verdicts      verdictCache
-	token         string      // the secret this session's reports carry
-	agentLog      *rolloutLog // the agent's own log, for agents that keep one
+	recheckQueued bool // a look is scheduled
+	broken        bool // agentd failed inside this session's work: no more deciding
 
-	// The process table, for a shell session.
-	fg            foreground
-	probedAt      time.Time
-	probeMiss     int
-	recheckQueued bool // a classification is scheduled
-
-	broken  bool     // agentd failed inside this session's work: no more classifying
+	// agent is the session's agent name where no manifest gives one (an
+	// ACP agent's: the spawn's agent, else the one it gave in initialize).
+	agent   string
+	token   string   // the secret this session's reports carry
 	env     []string // the environment the program started with
 	started time.Time
-	outTail []byte         // an unfinished UTF-8 rune held back from output
-	capture *outputCapture // output kept as text, for an ACP agent's terminal
 
-	sched    schedule   // when the pump classifies this session next
-	rd       ptyReading // the PTY as the pump reads it
-	readDone chan struct{}
-	exitDone chan struct{}
+	readDone chan struct{} // the agent's output has ended
+	exitDone chan struct{} // the session has ended and been told
+}
+
+// driver is what differs between an agent in a terminal (ptyDriver) and
+// one over ACP (acpDriver). The core asks it for the facts a look decides
+// on and hands it the writes the guards allowed.
+type driver interface {
+	// facts is what a look decides on; false when there is nothing to
+	// decide on yet (an ACP agent whose login runs).
+	facts() (facts, bool)
+	// changed asks for a look soon: output or a report came.
+	changed()
+	// send gives the agent text the guard allowed (nothing blocks it).
+	send(text string, submit bool) error
+	// answer answers promptID, where st is the state just decided.
+	answer(st State, promptID, optionID, text string) (State, error)
+	input(data string) error
+	resize(cols, rows int) error
+	screen() (detect.Screen, error)
+	repaint(history bool) (string, error)
+	classify() (detect.Verdict, error)
+	signal(sig syscall.Signal) error
+	// hangUp asks the agent to end; false when that ended the session
+	// at once (there was no agent yet).
+	hangUp() bool
+	// watch starts a viewer of the output (see WatchOutput).
+	watch(start func(repaint string) (isNew bool)) error
+	// release lets go of what the driver holds once the agent ended.
+	release()
+	// describe adds the driver's part to a snapshot of the session.
+	describe(in *Info)
 }
 
 // ExitStatus is how the process ended.
@@ -116,235 +121,8 @@ type Info struct {
 	Login string
 }
 
-func (s *Session) start(argv, env []string, cols, rows int) error {
-	s.cmd = exec.Command(argv[0], argv[1:]...)
-	s.cmd.Dir = s.Cwd
-	s.cmd.Env = env
-	s.env = env
-	s.started = time.Now()
-	s.term = term.New(term.Options{Cols: cols, Rows: rows, Reply: s.reply})
-	ptmx, err := pty.StartWithSize(s.cmd, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)})
-	if err != nil {
-		return err
-	}
-	s.Pid = s.cmd.Process.Pid
-	var fd int
-	if s.ptmx, fd, err = pollable(ptmx); err == nil {
-		s.readDone = make(chan struct{})
-		s.exitDone = make(chan struct{})
-		if err = s.mgr.pump.add(s, fd); err != nil {
-			s.ptmx.Close()
-		}
-	}
-	if err != nil {
-		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-		_ = s.cmd.Wait()
-		return err
-	}
-	if every := s.mgr.opts.DetectPoll; every > 0 {
-		go s.pollLoop(every)
-	}
-	go s.waitLoop()
-	// Classify once even if the program never writes: a silent program
-	// must not stay "starting" for ever.
-	s.poke()
-	return nil
-}
-
-// pollable returns the PTY master as a non-blocking file (served by Go's
-// poller, for writes) and its descriptor (read by the pump). creack/pty
-// hands it over in blocking mode, where every call may hold an OS thread.
-// Nothing may call Fd on the file: that makes it blocking again (see
-// setSize).
-func pollable(f *os.File) (*os.File, int, error) {
-	defer f.Close()
-	raw, err := f.SyscallConn()
-	if err != nil {
-		return nil, 0, err
-	}
-	var fd int
-	var dupErr error
-	if err := raw.Control(func(orig uintptr) { fd, dupErr = syscall.Dup(int(orig)) }); err != nil {
-		return nil, 0, err
-	}
-	if dupErr != nil {
-		return nil, 0, dupErr
-	}
-	syscall.CloseOnExec(fd)
-	if err := syscall.SetNonblock(fd, true); err != nil {
-		syscall.Close(fd)
-		return nil, 0, err
-	}
-	return os.NewFile(uintptr(fd), f.Name()), fd, nil
-}
-
-// readyRecheck is how soon a session whose composer is drawn but whose
-// terminal is still in line mode looks again.
-const readyRecheck = 50 * time.Millisecond
-
-// canonical reports whether the PTY is still in line mode (ICANON): the
-// program on it has not taken its input raw yet. A descriptor that cannot
-// tell counts as raw, so nothing waits on it.
-func canonical(f *os.File) bool {
-	if f == nil {
-		return false
-	}
-	raw, err := f.SyscallConn()
-	if err != nil {
-		return false
-	}
-	var t *unix.Termios
-	var ioErr error
-	if err := raw.Control(func(fd uintptr) { t, ioErr = unix.IoctlGetTermios(int(fd), termiosGet) }); err != nil || ioErr != nil {
-		return false
-	}
-	return t.Lflag&unix.ICANON != 0
-}
-
-// setSize sets the PTY's window size. pty.Setsize would call Fd, which
-// turns the descriptor blocking, and a blocking read would hang the pump.
-func setSize(f *os.File, cols, rows int) error {
-	raw, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var ioErr error
-	err = raw.Control(func(fd uintptr) {
-		ioErr = unix.IoctlSetWinsize(int(fd), unix.TIOCSWINSZ, &unix.Winsize{Col: uint16(cols), Row: uint16(rows)})
-	})
-	if err != nil {
-		return err
-	}
-	return ioErr
-}
-
-// reply writes the terminal's answer to a query back to the agent. It is
-// called by the pump, which must not wait on an agent that does not read
-// its input: the answer is queued and written by a goroutine of its own.
-func (s *Session) reply(b []byte) {
-	s.replyMu.Lock()
-	s.replies = append(s.replies, b...)
-	start := !s.replying
-	s.replying = true
-	s.replyMu.Unlock()
-	if start {
-		go s.writeReplies()
-	}
-}
-
-// writeReplies writes the queued answers, in order, until none is left.
-func (s *Session) writeReplies() {
-	for {
-		s.replyMu.Lock()
-		b := s.replies
-		s.replies = nil
-		if len(b) == 0 {
-			s.replying = false
-			s.replyMu.Unlock()
-			return
-		}
-		s.replyMu.Unlock()
-		s.writeMu.Lock()
-		_, _ = s.ptmx.Write(b)
-		s.writeMu.Unlock()
-	}
-}
-
-// readPTY reads what the agent wrote, for the pump. It returns 0 and no
-// error when there is nothing to read.
-func (s *Session) readPTY(buf []byte) (int, error) {
-	s.rd.mu.Lock()
-	defer s.rd.mu.Unlock()
-	if !s.rd.open {
-		return 0, os.ErrClosed
-	}
-	for {
-		// A raw system call: the descriptor is non-blocking, so the
-		// runtime's work around a call that might block (and the monitor
-		// thread it wakes) is all cost.
-		r, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(s.rd.fd), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
-		switch {
-		case e == syscall.EINTR:
-			continue
-		case e == syscall.EAGAIN:
-			return 0, nil
-		case e != 0:
-			return 0, e // EIO: the agent and all it started closed the PTY
-		case r == 0:
-			return 0, io.EOF
-		}
-		return int(r), nil
-	}
-}
-
-// took applies output the agent wrote to the screen, passes it on, and asks
-// for classification.
-func (s *Session) took(b []byte) {
-	s.outMu.Lock()
-	if !s.isBroken() {
-		s.guard("reading output", func() { s.term.Write(b) })
-	}
-	s.emitOutput(b)
-	s.outMu.Unlock()
-	if s.capture != nil {
-		s.mu.Lock()
-		s.capture.add(b)
-		s.mu.Unlock()
-	}
-	s.poke()
-}
-
-// poke asks for the screen to be classified once output has settled.
-func (s *Session) poke() {
-	if s.term == nil || s.mgr.opts.DetectPoll > 0 {
-		// An ACP session decides on its messages; a poller looks on its
-		// own clock.
-		return
-	}
-	s.mgr.pump.changed(s)
-}
-
-// emitOutput passes output to subscribers cut at rune boundaries, so a
-// JSON string never carries half a character.
-func (s *Session) emitOutput(b []byte) {
-	if !s.mgr.hasOutputSubscribers(s.ID) {
-		return
-	}
-	s.mu.Lock()
-	data := append(s.outTail, b...)
-	cut := len(data)
-	for i := len(data) - 1; i >= 0 && i >= len(data)-utf8.UTFMax; i-- {
-		if utf8.RuneStart(data[i]) {
-			if !utf8.FullRune(data[i:]) {
-				cut = i
-			}
-			break
-		}
-	}
-	s.outTail = append([]byte(nil), data[cut:]...)
-	s.mu.Unlock()
-	if cut > 0 {
-		s.mgr.events.Output(s.ID, string(data[:cut]))
-	}
-}
-
-// pollLoop classifies for Options.DetectPoll (benchmarks only): render and
-// classify on every tick, changed or not.
-func (s *Session) pollLoop(every time.Duration) {
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-tick.C:
-		case <-s.readDone:
-			return
-		}
-		if s.isBroken() {
-			return
-		}
-		s.guard("classifying", func() { s.update() })
-	}
-}
+// poke asks for a look once the agent's output has settled.
+func (s *Session) poke() { s.drv.changed() }
 
 // testHookFault, when a test sets it, runs at each named point of a
 // session's classification (faultPoints): the way a test puts a fault
@@ -409,30 +187,20 @@ func (s *Session) update() State {
 	return st
 }
 
-// look is one live decision: the facts gathered, the machine stepped, a
-// change published. It returns how soon the machine wants another look
-// (see machine.step); scheduling it is update's.
+// look is one live decision: the facts the driver gathered, the machine
+// stepped, a change published. It returns how soon the machine wants
+// another look (see machine.step); scheduling it is update's.
 func (s *Session) look() (State, time.Duration) {
 	s.updateMu.Lock()
 	defer s.updateMu.Unlock()
 	s.faultPoint("update")
-	if s.acp != nil {
-		return s.lookACP()
+	f, ok := s.drv.facts()
+	if !ok {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.machine.state, 0
 	}
-	var fg foreground
-	s.locked(func() {
-		fg = s.probeLocked()
-		s.followForegroundLocked(fg)
-		s.readAgentLogLocked()
-	})
-	v, sc := s.classifyNow()
-	canon := false
-	s.locked(func() {
-		if !s.machine.inputRaw && s.manifest.Input.Raw && v.State == detect.StateIdle {
-			canon = canonical(s.ptmx)
-		}
-	})
-	return s.step(facts{screen: v, status: sc.Status, statusSeq: sc.StatusSeq, canonical: canon, fg: fg})
+	return s.step(f)
 }
 
 // step advances the session's machine on f, which the driver filled, and
@@ -455,46 +223,6 @@ func (s *Session) step(f facts) (State, time.Duration) {
 	return st, again
 }
 
-// readAgentLogLocked takes the newest turn event from the agent's own log
-// as a report, for agents whose manifest names a log agentd reads
-// ([reports] log).
-func (s *Session) readAgentLogLocked() {
-	s.faultPoint("agent-log")
-	if s.manifest.Reports.Log != detect.LogCodexRollout {
-		return
-	}
-	if s.agentLog == nil {
-		if s.agentLog = newRolloutLog(s.env, s.Cwd, s.started); s.agentLog == nil {
-			return
-		}
-	}
-	rep, wait := s.agentLog.poll(s.ID)
-	if wait > 0 {
-		s.recheckLocked(wait)
-		return
-	}
-	if rep != nil {
-		s.machine.reported(*rep)
-		s.mgr.opts.Log.Info("report", "session", s.ID, "kind", "log", "event", rep.reason)
-	}
-}
-
-// followForegroundLocked switches a shell session to the rules of the agent
-// running in it, and back when the shell is in the foreground again.
-func (s *Session) followForegroundLocked(fg foreground) {
-	next := s.manifest
-	switch {
-	case fg.agent != nil:
-		next = fg.agent
-	case fg.shell || fg.job:
-		next = s.base
-	}
-	if next != s.manifest {
-		s.manifest = next
-		s.machine.rulesChanged()
-	}
-}
-
 // setReport records a report from a hook or signal and classifies again.
 func (s *Session) setReport(reason string, rec detect.StatusRecord) {
 	s.mu.Lock()
@@ -503,116 +231,52 @@ func (s *Session) setReport(reason string, rec detect.StatusRecord) {
 	s.poke()
 }
 
-// classifyNow renders and classifies the screen as it is at this moment.
-func (s *Session) classifyNow() (detect.Verdict, detect.Screen) {
-	if s.mgr.opts.DetectPoll > 0 {
-		// A poller knows nothing of what changed: render every row and
-		// classify every time.
-		sc := s.term.SnapshotAll()
-		s.mu.Lock()
-		m := s.manifest
+// finish ends the session, whatever ran it, in one order: the state made
+// final (final, or exited with how the process ended), the driver's hold
+// let go of, the keeper told, clients told, the session kept listed for a
+// while. It is called once, with updateMu held, by whatever saw the end.
+func (s *Session) finish(st *ExitStatus, final State) {
+	s.mu.Lock()
+	if s.exited != nil {
 		s.mu.Unlock()
-		return m.Classify(sc), sc
+		return
 	}
-	sc := s.term.Snapshot()
-	s.mu.Lock()
-	m := s.manifest
-	v, ok := s.verdicts.lookup(m, sc)
+	s.exited, s.exitedAt = st, time.Now()
+	if final.Name == "" {
+		final = State{Name: Exited, Source: SourceProcess, Reason: "process.exit"}
+		if st.Signal != "" {
+			final.Reason = "process.signal"
+		}
+	}
+	final.Agent = s.agentName()
+	state := s.machine.exited(final, s.exitedAt)
 	s.mu.Unlock()
-	if ok {
-		return v, sc
+	s.drv.release()
+	if s.Pid > 0 {
+		s.mgr.tellKeeper('-', s.Pid)
 	}
-	v = m.Classify(sc)
-	s.mu.Lock()
-	s.verdicts.store(m, sc, v)
-	s.mu.Unlock()
-	return v, sc
-}
-
-func (s *Session) waitLoop() {
-	awaitExit(s.Pid)
-	st := s.wait()
-	// Drain what the agent wrote last; a grandchild may hold the PTY open,
-	// so do not wait for it long.
-	select {
-	case <-s.readDone:
-	case <-time.After(500 * time.Millisecond):
-	}
-	s.update()
-	s.updateMu.Lock()
-	defer s.updateMu.Unlock()
-	s.mu.Lock()
-	exitState := s.exitedLocked(st)
-	s.mu.Unlock()
-	s.mgr.pump.remove(s)
-	_ = s.ptmx.Close()
-	// The group may still hold processes that left the session leader
-	// behind; end them now rather than leave them to the keeper.
-	_ = syscall.Kill(-s.Pid, syscall.SIGHUP)
-	s.mgr.tellKeeper('-', s.Pid)
-	if s.agentLog != nil {
-		s.agentLog.release()
-	}
-	s.mgr.publish(s, exitState)
+	s.mgr.publish(s, state)
 	s.mgr.events.Exited(s.ID, *st)
 	s.mgr.ended(s)
 	close(s.exitDone)
 }
 
-// wait reaps the session's agent and says how it ended.
-func (s *Session) wait() *ExitStatus {
-	// An exit status other than 0 is an error to Wait, not here: the
-	// ProcessState says how it ended, and is nil only when waiting failed.
-	var ps *os.ProcessState
-	if s.cmd != nil {
-		_ = s.cmd.Wait()
-		ps = s.cmd.ProcessState
-	} else {
-		// Adopted in a handover: still our child, as the process is the
-		// same. One that ended while the sessions were frozen may have
-		// been reaped by the code before; its status is then lost.
-		ps, _ = s.proc.Wait()
+// agentName is the name told as the session's agent.
+func (s *Session) agentName() string {
+	if s.agent != "" {
+		return s.agent
 	}
-	if ps == nil {
-		return &ExitStatus{Code: -1}
-	}
-	st := &ExitStatus{Code: ps.ExitCode()}
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		st.Code = -1
-		st.Signal = program.SignalName(ws.Signal())
-	}
-	return st
+	return s.manifest.Name
 }
-
-// exitedLocked records that the session's process ended, PTY or ACP
-// alike: exited is its final state.
-func (s *Session) exitedLocked(st *ExitStatus) State {
-	s.exited = st
-	s.exitedAt = time.Now()
-	reason := "process.exit"
-	if st.Signal != "" {
-		reason = "process.signal"
-	}
-	return s.machine.exited(State{Agent: s.agentName(), Name: Exited, Source: SourceProcess, Reason: reason}, s.exitedAt)
-}
-
-// IsACP reports whether the session speaks ACP rather than running in a PTY.
-func (s *Session) IsACP() bool { return s.acp != nil }
 
 // Info returns a snapshot of the session.
 func (s *Session) Info() Info {
-	var cols, rows int
-	if s.term != nil {
-		cols, rows = s.term.Size()
-	}
+	var in Info
+	s.drv.describe(&in)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	in := Info{ID: s.ID, Name: s.Name, Agent: s.agentName(), Argv: s.Argv, Cwd: s.Cwd, Pid: s.Pid, Cols: cols, Rows: rows, State: s.machine.state, Origin: s.Origin}
-	if s.acp != nil {
-		info := s.acp.info
-		in.AgentInfo = &info
-		in.Login = s.acp.login
-	}
+	in.ID, in.Name, in.Agent, in.Argv, in.Cwd, in.Pid = s.ID, s.Name, s.agentName(), s.Argv, s.Cwd, s.Pid
+	in.State, in.Origin = s.machine.state, s.Origin
 	if s.exited != nil {
 		e := *s.exited
 		in.Exit = &e
@@ -623,17 +287,20 @@ func (s *Session) Info() Info {
 
 // Screen is what the session's screen shows now, with a revision that
 // changes whenever the state does.
-func (s *Session) Screen() (detect.Screen, uint64) {
-	sc := s.term.Snapshot()
+func (s *Session) Screen() (detect.Screen, uint64, error) {
+	sc, err := s.drv.screen()
+	if err != nil {
+		return sc, 0, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return sc, s.machine.revision
+	return sc, s.machine.revision, nil
 }
 
-// Resize changes the PTY and emulator size.
+// Resize changes the terminal's size.
 func (s *Session) Resize(cols, rows int) error {
-	if s.acp != nil {
-		return ErrNoScreen
+	if _, err := s.drv.screen(); err != nil {
+		return err // no terminal to size
 	}
 	if cols < 2 || rows < 2 || cols > 1000 || rows > 1000 {
 		return fmt.Errorf("size %dx%d: cols and rows must be between 2 and 1000", cols, rows)
@@ -641,25 +308,20 @@ func (s *Session) Resize(cols, rows int) error {
 	if s.isExited() {
 		return ErrExited
 	}
-	s.term.Resize(cols, rows)
-	if err := setSize(s.ptmx, cols, rows); err != nil {
-		return err
-	}
-	s.poke()
-	return nil
+	return s.drv.resize(cols, rows)
 }
 
 // Input writes a person's keystrokes as they are. Typing counts as having
 // seen the end of the last turn.
 func (s *Session) Input(data string) error {
-	if s.acp != nil {
-		return ErrNoScreen
+	if _, err := s.drv.screen(); err != nil {
+		return err // no terminal to type into
 	}
 	if s.isExited() {
 		return ErrExited
 	}
 	s.markSeen(true)
-	return s.write([]byte(data))
+	return s.drv.input(data)
 }
 
 // Seen records that the person looked at the session: done becomes idle.
@@ -681,36 +343,18 @@ func (s *Session) markSeen(input bool) {
 	}
 }
 
-func (s *Session) write(b []byte) error {
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	_, err := s.ptmx.Write(b)
-	return err
-}
-
 func (s *Session) isExited() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.exited != nil
 }
 
-// Signal sends sig to the session's process group.
+// Signal sends sig to the session's agent.
 func (s *Session) Signal(sig syscall.Signal) error {
 	if s.isExited() {
 		return ErrExited
 	}
-	if s.acp != nil {
-		return s.signalACP(sig)
-	}
-	if err := syscall.Kill(-s.Pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return err
-	}
-	if sig == syscall.SIGHUP {
-		// A hang-up ends the session (session/kill's default): a group
-		// that ignores it gets SIGKILL after the grace, as at shutdown.
-		go s.killAfter(s.mgr.opts.Grace)
-	}
-	return nil
+	return s.drv.signal(sig)
 }
 
 // killAfter sends SIGKILL to the process group unless it exits within grace.
@@ -729,20 +373,11 @@ func (s *Session) killAfter(grace time.Duration) {
 // Exited is closed once the process is reaped and reported.
 func (s *Session) Exited() <-chan struct{} { return s.exitDone }
 
-// stop ends the process group: SIGHUP, then SIGKILL after grace.
+// stop ends the session: the driver's hang-up, then SIGKILL to the
+// process group after grace.
 func (s *Session) stop(grace time.Duration) {
-	if s.isExited() {
+	if s.isExited() || !s.drv.hangUp() {
 		return
-	}
-	if s.acp != nil {
-		c := s.acpClient()
-		if c == nil {
-			s.endLogin(loginStopped)
-			return
-		}
-		_ = c.Close() // stdin closed, SIGHUP, SIGKILL in time
-	} else {
-		_ = syscall.Kill(-s.Pid, syscall.SIGHUP)
 	}
 	select {
 	case <-s.exitDone:
@@ -777,10 +412,4 @@ func ParseSignal(name string) (syscall.Signal, error) {
 }
 
 // Classify returns a fresh verdict of the screen as it is now.
-func (s *Session) Classify() (detect.Verdict, error) {
-	if s.acp != nil {
-		return detect.Verdict{}, ErrNoScreen
-	}
-	v, _ := s.classifyNow()
-	return v, nil
-}
+func (s *Session) Classify() (detect.Verdict, error) { return s.drv.classify() }

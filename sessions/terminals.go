@@ -162,13 +162,13 @@ func (c *outputCapture) add(b []byte) {
 func (s *Session) captured() (string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.capture == nil {
+	if s.pty.capture == nil {
 		return "", false
 	}
-	text := plainText(s.capture.buf)
-	truncated := s.capture.truncated
-	if len(text) > s.capture.limit {
-		cut := len(text) - s.capture.limit
+	text := plainText(s.pty.capture.buf)
+	truncated := s.pty.capture.truncated
+	if len(text) > s.pty.capture.limit {
+		cut := len(text) - s.pty.capture.limit
 		for cut < len(text) && !utf8.RuneStart(text[cut]) {
 			cut++
 		}

@@ -1,0 +1,477 @@
+package sessions
+
+import (
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
+
+	"github.com/agentd/agentd/detect"
+	"github.com/agentd/agentd/sessions/program"
+	"github.com/agentd/agentd/sessions/term"
+)
+
+// ptyDriver runs an agent in a pseudo-terminal: the pump reads what it
+// writes into an emulated screen, the screen (with the process table, the
+// reports and the agent's log) is what a look decides on, and an allowed
+// write is typed as keys. Its locks are in Session's lock order.
+type ptyDriver struct {
+	s *Session
+
+	cmd     *exec.Cmd
+	proc    *os.Process // an adopted session's agent (handover.go); cmd is nil then
+	ptmx    *os.File
+	term    *term.Terminal
+	isShell bool // the program spawned is a shell: follow its foreground
+
+	writeMu  sync.Mutex // one writer on the PTY at a time
+	replyMu  sync.Mutex // guards replies and replying
+	replies  []byte     // the terminal's answers not yet written
+	replying bool       // writeReplies runs
+	outMu    sync.Mutex // output is applied to the screen and passed on as one step
+
+	sched schedule   // when the pump classifies this session next (pump.mu)
+	rd    ptyReading // the PTY as the pump reads it (rd.mu)
+
+	// Guarded by the session's mu.
+	verdicts verdictCache
+	agentLog *rolloutLog // the agent's own log, for agents that keep one
+	outTail  []byte      // an unfinished UTF-8 rune held back from output
+	// capture keeps output as text, for a terminal an ACP agent runs.
+	capture *outputCapture
+	// The process table, for a shell session.
+	fg        foreground
+	probedAt  time.Time
+	probeMiss int
+}
+
+// facts reads what a look decides on: the process table and the agent's
+// log (under the session's lock, which locked lets go of however they
+// end), then the screen.
+func (d *ptyDriver) facts() (facts, bool) {
+	s := d.s
+	var fg foreground
+	s.locked(func() {
+		fg = d.probeLocked()
+		d.followForegroundLocked(fg)
+		d.readAgentLogLocked()
+	})
+	v, sc := d.classifyNow()
+	canon := false
+	s.locked(func() {
+		if !s.machine.inputRaw && s.manifest.Input.Raw && v.State == detect.StateIdle {
+			canon = canonical(d.ptmx)
+		}
+	})
+	return facts{screen: v, status: sc.Status, statusSeq: sc.StatusSeq, canonical: canon, fg: fg}, true
+}
+
+// changed asks the pump to classify once output has settled.
+func (d *ptyDriver) changed() {
+	if d.s.mgr.opts.DetectPoll > 0 {
+		return // a poller looks on its own clock
+	}
+	d.s.mgr.pump.changed(d.s)
+}
+
+func (d *ptyDriver) input(data string) error { return d.write([]byte(data)) }
+
+func (d *ptyDriver) resize(cols, rows int) error {
+	d.term.Resize(cols, rows)
+	if err := setSize(d.ptmx, cols, rows); err != nil {
+		return err
+	}
+	d.changed()
+	return nil
+}
+
+func (d *ptyDriver) screen() (detect.Screen, error) { return d.term.Snapshot(), nil }
+
+func (d *ptyDriver) repaint(history bool) (string, error) {
+	return string(d.term.Repaint(history)), nil
+}
+
+func (d *ptyDriver) classify() (detect.Verdict, error) {
+	v, _ := d.classifyNow()
+	return v, nil
+}
+
+func (d *ptyDriver) signal(sig syscall.Signal) error {
+	s := d.s
+	if err := syscall.Kill(-s.Pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return err
+	}
+	if sig == syscall.SIGHUP {
+		// A hang-up ends the session (session/kill's default): a group
+		// that ignores it gets SIGKILL after the grace, as at shutdown.
+		go s.killAfter(s.mgr.opts.Grace)
+	}
+	return nil
+}
+
+// hangUp sends the process group SIGHUP, what a closing terminal sends.
+func (d *ptyDriver) hangUp() bool {
+	_ = syscall.Kill(-d.s.Pid, syscall.SIGHUP)
+	return true
+}
+
+// release stops reading the PTY and ends what is left of the group.
+func (d *ptyDriver) release() {
+	s := d.s
+	s.mgr.pump.remove(s)
+	_ = d.ptmx.Close()
+	// The group may still hold processes that left the session leader
+	// behind; end them now rather than leave them to the keeper.
+	_ = syscall.Kill(-s.Pid, syscall.SIGHUP)
+	if d.agentLog != nil {
+		d.agentLog.release()
+	}
+}
+
+func (d *ptyDriver) describe(in *Info) { in.Cols, in.Rows = d.term.Size() }
+
+// start runs argv in a new PTY of cols x rows and starts reading it.
+func (d *ptyDriver) start(argv, env []string, cols, rows int) error {
+	s := d.s
+	d.cmd = exec.Command(argv[0], argv[1:]...)
+	d.cmd.Dir = s.Cwd
+	d.cmd.Env = env
+	s.env = env
+	s.started = time.Now()
+	d.term = term.New(term.Options{Cols: cols, Rows: rows, Reply: d.reply})
+	ptmx, err := pty.StartWithSize(d.cmd, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)})
+	if err != nil {
+		return err
+	}
+	s.Pid = d.cmd.Process.Pid
+	var fd int
+	if d.ptmx, fd, err = pollable(ptmx); err == nil {
+		s.readDone = make(chan struct{})
+		s.exitDone = make(chan struct{})
+		if err = s.mgr.pump.add(s, fd); err != nil {
+			d.ptmx.Close()
+		}
+	}
+	if err != nil {
+		_ = syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
+		_ = d.cmd.Wait()
+		return err
+	}
+	if every := s.mgr.opts.DetectPoll; every > 0 {
+		go d.pollLoop(every)
+	}
+	go d.waitLoop()
+	// Classify once even if the program never writes: a silent program
+	// must not stay "starting" for ever.
+	s.poke()
+	return nil
+}
+
+// reply writes the terminal's answer to a query back to the agent. It is
+// called by the pump, which must not wait on an agent that does not read
+// its input: the answer is queued and written by a goroutine of its own.
+func (d *ptyDriver) reply(b []byte) {
+	d.replyMu.Lock()
+	d.replies = append(d.replies, b...)
+	start := !d.replying
+	d.replying = true
+	d.replyMu.Unlock()
+	if start {
+		go d.writeReplies()
+	}
+}
+
+// writeReplies writes the queued answers, in order, until none is left.
+func (d *ptyDriver) writeReplies() {
+	for {
+		d.replyMu.Lock()
+		b := d.replies
+		d.replies = nil
+		if len(b) == 0 {
+			d.replying = false
+			d.replyMu.Unlock()
+			return
+		}
+		d.replyMu.Unlock()
+		d.writeMu.Lock()
+		_, _ = d.ptmx.Write(b)
+		d.writeMu.Unlock()
+	}
+}
+
+// readPTY reads what the agent wrote, for the pump. It returns 0 and no
+// error when there is nothing to read.
+func (d *ptyDriver) readPTY(buf []byte) (int, error) {
+	d.rd.mu.Lock()
+	defer d.rd.mu.Unlock()
+	if !d.rd.open {
+		return 0, os.ErrClosed
+	}
+	for {
+		// A raw system call: the descriptor is non-blocking, so the
+		// runtime's work around a call that might block (and the monitor
+		// thread it wakes) is all cost.
+		r, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(d.rd.fd), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
+		switch {
+		case e == syscall.EINTR:
+			continue
+		case e == syscall.EAGAIN:
+			return 0, nil
+		case e != 0:
+			return 0, e // EIO: the agent and all it started closed the PTY
+		case r == 0:
+			return 0, io.EOF
+		}
+		return int(r), nil
+	}
+}
+
+// took applies output the agent wrote to the screen, passes it on, and asks
+// for classification.
+func (d *ptyDriver) took(b []byte) {
+	s := d.s
+	d.outMu.Lock()
+	if !s.isBroken() {
+		s.guard("reading output", func() { d.term.Write(b) })
+	}
+	d.emitOutput(b)
+	d.outMu.Unlock()
+	if d.capture != nil {
+		s.mu.Lock()
+		d.capture.add(b)
+		s.mu.Unlock()
+	}
+	s.poke()
+}
+
+// emitOutput passes output to subscribers cut at rune boundaries, so a
+// JSON string never carries half a character.
+func (d *ptyDriver) emitOutput(b []byte) {
+	s := d.s
+	if !s.mgr.hasOutputSubscribers(s.ID) {
+		return
+	}
+	s.mu.Lock()
+	data := append(d.outTail, b...)
+	cut := len(data)
+	for i := len(data) - 1; i >= 0 && i >= len(data)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(data[i]) {
+			if !utf8.FullRune(data[i:]) {
+				cut = i
+			}
+			break
+		}
+	}
+	d.outTail = append([]byte(nil), data[cut:]...)
+	s.mu.Unlock()
+	if cut > 0 {
+		s.mgr.events.Output(s.ID, string(data[:cut]))
+	}
+}
+
+// pollLoop classifies for Options.DetectPoll (benchmarks only): render and
+// classify on every tick, changed or not.
+func (d *ptyDriver) pollLoop(every time.Duration) {
+	s := d.s
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+		case <-s.readDone:
+			return
+		}
+		if s.isBroken() {
+			return
+		}
+		s.guard("classifying", func() { s.update() })
+	}
+}
+
+// readAgentLogLocked takes the newest turn event from the agent's own log
+// as a report, for agents whose manifest names a log agentd reads
+// ([reports] log).
+func (d *ptyDriver) readAgentLogLocked() {
+	s := d.s
+	s.faultPoint("agent-log")
+	if s.manifest.Reports.Log != detect.LogCodexRollout {
+		return
+	}
+	if d.agentLog == nil {
+		if d.agentLog = newRolloutLog(s.env, s.Cwd, s.started); d.agentLog == nil {
+			return
+		}
+	}
+	rep, wait := d.agentLog.poll(s.ID)
+	if wait > 0 {
+		s.recheckLocked(wait)
+		return
+	}
+	if rep != nil {
+		s.machine.reported(*rep)
+		s.mgr.opts.Log.Info("report", "session", s.ID, "kind", "log", "event", rep.reason)
+	}
+}
+
+// followForegroundLocked switches a shell session to the rules of the agent
+// running in it, and back when the shell is in the foreground again.
+func (d *ptyDriver) followForegroundLocked(fg foreground) {
+	s := d.s
+	next := s.manifest
+	switch {
+	case fg.agent != nil:
+		next = fg.agent
+	case fg.shell || fg.job:
+		next = s.base
+	}
+	if next != s.manifest {
+		s.manifest = next
+		s.machine.rulesChanged()
+	}
+}
+
+// classifyNow renders and classifies the screen as it is at this moment.
+func (d *ptyDriver) classifyNow() (detect.Verdict, detect.Screen) {
+	s := d.s
+	if s.mgr.opts.DetectPoll > 0 {
+		// A poller knows nothing of what changed: render every row and
+		// classify every time.
+		sc := d.term.SnapshotAll()
+		s.mu.Lock()
+		m := s.manifest
+		s.mu.Unlock()
+		return m.Classify(sc), sc
+	}
+	sc := d.term.Snapshot()
+	s.mu.Lock()
+	m := s.manifest
+	v, ok := d.verdicts.lookup(m, sc)
+	s.mu.Unlock()
+	if ok {
+		return v, sc
+	}
+	v = m.Classify(sc)
+	s.mu.Lock()
+	d.verdicts.store(m, sc, v)
+	s.mu.Unlock()
+	return v, sc
+}
+
+func (d *ptyDriver) waitLoop() {
+	s := d.s
+	awaitExit(s.Pid)
+	st := d.wait()
+	// Drain what the agent wrote last; a grandchild may hold the PTY open,
+	// so do not wait for it long.
+	select {
+	case <-s.readDone:
+	case <-time.After(500 * time.Millisecond):
+	}
+	s.update()
+	s.updateMu.Lock()
+	defer s.updateMu.Unlock()
+	s.finish(st, State{})
+}
+
+// wait reaps the session's agent and says how it ended.
+func (d *ptyDriver) wait() *ExitStatus {
+	// An exit status other than 0 is an error to Wait, not here: the
+	// ProcessState says how it ended, and is nil only when waiting failed.
+	var ps *os.ProcessState
+	if d.cmd != nil {
+		_ = d.cmd.Wait()
+		ps = d.cmd.ProcessState
+	} else {
+		// Adopted in a handover: still our child, as the process is the
+		// same. One that ended while the sessions were frozen may have
+		// been reaped by the code before; its status is then lost.
+		ps, _ = d.proc.Wait()
+	}
+	if ps == nil {
+		return &ExitStatus{Code: -1}
+	}
+	st := &ExitStatus{Code: ps.ExitCode()}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		st.Code = -1
+		st.Signal = program.SignalName(ws.Signal())
+	}
+	return st
+}
+
+func (d *ptyDriver) write(b []byte) error {
+	d.writeMu.Lock()
+	defer d.writeMu.Unlock()
+	_, err := d.ptmx.Write(b)
+	return err
+}
+
+// pollable returns the PTY master as a non-blocking file (served by Go's
+// poller, for writes) and its descriptor (read by the pump). creack/pty
+// hands it over in blocking mode, where every call may hold an OS thread.
+// Nothing may call Fd on the file: that makes it blocking again (see
+// setSize).
+func pollable(f *os.File) (*os.File, int, error) {
+	defer f.Close()
+	raw, err := f.SyscallConn()
+	if err != nil {
+		return nil, 0, err
+	}
+	var fd int
+	var dupErr error
+	if err := raw.Control(func(orig uintptr) { fd, dupErr = syscall.Dup(int(orig)) }); err != nil {
+		return nil, 0, err
+	}
+	if dupErr != nil {
+		return nil, 0, dupErr
+	}
+	syscall.CloseOnExec(fd)
+	if err := syscall.SetNonblock(fd, true); err != nil {
+		syscall.Close(fd)
+		return nil, 0, err
+	}
+	return os.NewFile(uintptr(fd), f.Name()), fd, nil
+}
+
+// canonical reports whether the PTY is still in line mode (ICANON): the
+// program on it has not taken its input raw yet. A descriptor that cannot
+// tell counts as raw, so nothing waits on it.
+func canonical(f *os.File) bool {
+	if f == nil {
+		return false
+	}
+	raw, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var t *unix.Termios
+	var ioErr error
+	if err := raw.Control(func(fd uintptr) { t, ioErr = unix.IoctlGetTermios(int(fd), termiosGet) }); err != nil || ioErr != nil {
+		return false
+	}
+	return t.Lflag&unix.ICANON != 0
+}
+
+// setSize sets the PTY's window size. pty.Setsize would call Fd, which
+// turns the descriptor blocking, and a blocking read would hang the pump.
+func setSize(f *os.File, cols, rows int) error {
+	raw, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ioErr error
+	err = raw.Control(func(fd uintptr) {
+		ioErr = unix.IoctlSetWinsize(int(fd), unix.TIOCSWINSZ, &unix.Winsize{Col: uint16(cols), Row: uint16(rows)})
+	})
+	if err != nil {
+		return err
+	}
+	return ioErr
+}
