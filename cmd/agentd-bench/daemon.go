@@ -60,7 +60,7 @@ func (b *bench) daemon() (string, error) {
 	wake := make(chan struct{}, 1)
 	onNote := func(n rpc.Notification) {
 		at := time.Now()
-		if n.Method != "session/state" {
+		if n.Method != rpc.NoteState {
 			return
 		}
 		var st rpc.StateNotification
@@ -83,7 +83,7 @@ func (b *bench) daemon() (string, error) {
 	defer dc.Close()
 	var sess rpc.Session
 	stamps := filepath.Join(dir, "stamps")
-	if err := dc.Call(ctx, "session/spawn", rpc.SpawnParams{Argv: []string{"bash", "--norc", "-c", asker}, Cwd: dir, Cols: 80, Rows: 24, Name: "asker",
+	if err := dc.Call(ctx, rpc.MethodSpawn, rpc.SpawnParams{Argv: []string{"bash", "--norc", "-c", asker}, Cwd: dir, Cols: 80, Rows: 24, Name: "asker",
 		// The generic rules: the shell manifest's look at the process table
 		// is not what this measures.
 		Agent: "generic",
@@ -114,7 +114,7 @@ func (b *bench) daemon() (string, error) {
 	var toDirect, added, wakeUp []time.Duration
 	for i := 1; i <= rounds; i++ {
 		next := fmt.Sprintf("Step %d?", i+1)
-		if err := dc.Call(ctx, "session/input", rpc.InputParams{SessionID: sess.SessionID, Data: "y\r"}, nil); err != nil {
+		if err := dc.Call(ctx, rpc.MethodInput, rpc.InputParams{SessionID: sess.SessionID, Data: "y\r"}, nil); err != nil {
 			return "", err
 		}
 		// The wait starts while the session works (0.4 s before it asks).

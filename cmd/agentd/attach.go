@@ -89,7 +89,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	var s rpc.Session
-	if err := k.call("session/spawn", spawn, &s); err != nil {
+	if err := k.call(rpc.MethodSpawn, spawn, &s); err != nil {
 		return fail(stderr, "run", err)
 	}
 	if !tty {
@@ -122,17 +122,17 @@ func (k *cli) attach(s rpc.Session, detach byte, keyName string, stdout, stderr 
 	}
 	resize := func() {
 		if w, h, err := term.GetSize(int(os.Stdout.Fd())); err == nil {
-			_ = k.call("session/resize", rpc.ResizeParams{SessionID: s.SessionID, Cols: w, Rows: h}, nil)
+			_ = k.call(rpc.MethodResize, rpc.ResizeParams{SessionID: s.SessionID, Cols: w, Rows: h}, nil)
 		}
 	}
 	resize()
-	if err := k.call("session/subscribe", rpc.SubscribeParams{SessionID: s.SessionID, Output: true}, nil); err != nil {
+	if err := k.call(rpc.MethodSubscribe, rpc.SubscribeParams{SessionID: s.SessionID, Output: true}, nil); err != nil {
 		restore()
 		return fail(stderr, "attach", err)
 	}
 	// The person is looking at it now: a finished turn is seen, for every
 	// client, as when an editor opens the session's terminal.
-	_ = k.call("session/seen", rpc.SessionRef{SessionID: s.SessionID}, nil)
+	_ = k.call(rpc.MethodSeen, rpc.SessionRef{SessionID: s.SessionID}, nil)
 	// While attached the person is at this terminal: no desktop notices.
 	// Detaching ends the connection, and a client that has gone counts
 	// as unfocused.
@@ -166,12 +166,12 @@ func (k *cli) attach(s rpc.Session, detach byte, keyName string, stdout, stderr 
 	for {
 		for _, n := range k.take() {
 			switch n.Method {
-			case "session/output":
+			case rpc.NoteOutput:
 				var o rpc.OutputNotification
 				if json.Unmarshal(n.Params, &o) == nil && o.SessionID == s.SessionID {
 					_, _ = io.WriteString(stdout, o.Data)
 				}
-			case "session/exited":
+			case rpc.NoteExited:
 				var e rpc.ExitedNotification
 				if json.Unmarshal(n.Params, &e) == nil && e.SessionID == s.SessionID {
 					restore()
@@ -204,10 +204,10 @@ func (k *cli) attach(s rpc.Session, detach byte, keyName string, stdout, stderr 
 				b = b[:cut]
 			}
 			if len(b) > 0 {
-				_ = k.call("session/input", rpc.InputParams{SessionID: s.SessionID, Data: string(b)}, nil)
+				_ = k.call(rpc.MethodInput, rpc.InputParams{SessionID: s.SessionID, Data: string(b)}, nil)
 			}
 			if cut >= 0 {
-				_ = k.call("session/subscribe", rpc.SubscribeParams{SessionID: s.SessionID, Output: false}, nil)
+				_ = k.call(rpc.MethodSubscribe, rpc.SubscribeParams{SessionID: s.SessionID, Output: false}, nil)
 				restore()
 				fmt.Fprintf(stderr, "[agentd: detached from %s (%s); it runs on: agentd attach %s]\n", s.SessionID, s.Name, s.SessionID)
 				return exitOK
@@ -218,7 +218,7 @@ func (k *cli) attach(s rpc.Session, detach byte, keyName string, stdout, stderr 
 			if err := k.reconnect(); err == nil {
 				fmt.Fprint(stdout, "\x1b[0m\x1b[H\x1b[2J")
 				resize()
-				if k.call("session/subscribe", rpc.SubscribeParams{SessionID: s.SessionID, Output: true}, nil) == nil {
+				if k.call(rpc.MethodSubscribe, rpc.SubscribeParams{SessionID: s.SessionID, Output: true}, nil) == nil {
 					continue
 				}
 			}

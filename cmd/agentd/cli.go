@@ -162,7 +162,7 @@ func (k *cli) close() { _ = k.c.Close() }
 
 func (k *cli) list() ([]rpc.Session, error) {
 	var res rpc.ListResult
-	if err := k.call("session/list", nil, &res); err != nil {
+	if err := k.call(rpc.MethodList, nil, &res); err != nil {
 		return nil, err
 	}
 	return res.Sessions, nil
@@ -421,7 +421,7 @@ func cmdWait(args []string, stdout, stderr io.Writer) int {
 	last := now
 	for {
 		for _, n := range k.take() {
-			if n.Method != "session/state" {
+			if n.Method != rpc.NoteState {
 				continue
 			}
 			var st rpc.StateNotification
@@ -504,7 +504,7 @@ func cmdAnswer(args []string, stdout, stderr io.Writer) int {
 		chosen = fmt.Sprintf("text %q", *text)
 	}
 	var res rpc.AnswerResult
-	if err := k.call("runtime_answer", params, &res); err != nil {
+	if err := k.call(rpc.MethodAnswer, params, &res); err != nil {
 		var je *jsonrpc2.Error
 		if errors.As(err, &je) && je.Code == rpc.CodePromptStale {
 			fmt.Fprintf(stderr, "agentd answer: not answered: the prompt on screen is not the one answered\n")
@@ -555,7 +555,7 @@ func cmdSend(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "send", err)
 	}
-	err = k.call("runtime_send", rpc.SendParams{SessionID: s.SessionID, Text: strings.Join(pos[1:], " "), Submit: !*noSubmit}, nil)
+	err = k.call(rpc.MethodSend, rpc.SendParams{SessionID: s.SessionID, Text: strings.Join(pos[1:], " "), Submit: !*noSubmit}, nil)
 	var je *jsonrpc2.Error
 	if errors.As(err, &je) && je.Code == rpc.CodeSessionBlocked {
 		fmt.Fprintf(stderr, "agentd send: not sent: %s is waiting on a prompt; answer it with `agentd answer %s OPTION`\n", s.SessionID, s.SessionID)
@@ -591,7 +591,7 @@ func cmdKill(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "kill", err)
 	}
-	if err := k.call("session/kill", rpc.KillParams{SessionID: s.SessionID, Signal: *sig}, nil); err != nil {
+	if err := k.call(rpc.MethodKill, rpc.KillParams{SessionID: s.SessionID, Signal: *sig}, nil); err != nil {
 		return fail(stderr, "kill", err)
 	}
 	return exitOK

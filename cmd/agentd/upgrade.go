@@ -85,7 +85,7 @@ func requestUpgrade(socket, binary string, auto bool) (upgradeOutcome, error) {
 	}
 	before := c.Hello.Daemon
 	var list rpc.ListResult
-	_ = c.Call(context.Background(), "session/list", nil, &list)
+	_ = c.Call(context.Background(), rpc.MethodList, nil, &list)
 	err = c.Call(context.Background(), rpc.MethodUpgrade, rpc.UpgradeParams{Binary: binary, Auto: auto}, nil)
 	c.Close()
 	var rpcErr *jsonrpc2.Error
