@@ -1,9 +1,12 @@
 package sessions
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -15,9 +18,18 @@ import (
 // account behind it. It speaks ACP through the SDK's agent side, so the
 // wire is the protocol's; the real agents (Gemini, Qwen, Copilot, … over
 // --acp) run in cmd/agentd's end-to-end tests.
+//
+// With AGENTD_TEST_ACP_AUTH_FILE set, the fake offers a "terminal" login
+// (this binary again, as AGENTD_TEST_ACP_AGENT=login) and answers
+// session/new with auth_required until that file exists: the login makes
+// it when it reads the code "ok" on its terminal, and exits 1 on any
+// other.
 func TestMain(m *testing.M) {
-	if os.Getenv("AGENTD_TEST_ACP_AGENT") == "1" {
-		a := &fakeACPAgent{}
+	switch os.Getenv("AGENTD_TEST_ACP_AGENT") {
+	case "login":
+		os.Exit(fakeLogin(os.Getenv("AGENTD_TEST_ACP_AUTH_FILE")))
+	case "1":
+		a := &fakeACPAgent{authFile: os.Getenv("AGENTD_TEST_ACP_AUTH_FILE")}
 		a.conn = sdk.NewAgentSideConnection(a, os.Stdout, os.Stdin)
 		<-a.conn.Done()
 		os.Exit(0)
@@ -25,15 +37,54 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// fakeLogin is the fake agent's terminal login: it asks for a code on its
+// terminal and logs in (makes authFile) when the code is "ok".
+func fakeLogin(authFile string) int {
+	fmt.Print("Paste the code: ")
+	line, err := bufio.NewReader(os.Stdin).ReadString('\n')
+	if err != nil || strings.TrimSpace(line) != "ok" {
+		fmt.Println("wrong code")
+		return 1
+	}
+	if err := os.WriteFile(authFile, []byte("logged in\n"), 0o600); err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	fmt.Println("logged in")
+	return 0
+}
+
+// loggedIn says whether the fake's login ran (always, without a login).
+func (a *fakeACPAgent) loggedIn() bool {
+	if a.authFile == "" {
+		return true
+	}
+	_, err := os.Stat(a.authFile)
+	return err == nil
+}
+
 // fakeACPAgent answers the handshake and, for every prompt, asks to run
 // "touch x" and ends the turn once answered.
-type fakeACPAgent struct{ conn *sdk.AgentSideConnection }
+type fakeACPAgent struct {
+	conn     *sdk.AgentSideConnection
+	authFile string // see TestMain; "" when it needs no login
+}
 
 func (a *fakeACPAgent) Initialize(context.Context, sdk.InitializeRequest) (sdk.InitializeResponse, error) {
-	return sdk.InitializeResponse{ProtocolVersion: sdk.ProtocolVersionNumber, AgentInfo: &sdk.Implementation{Name: "fake-acp", Version: "1.0.0"}, AuthMethods: []sdk.AuthMethod{}}, nil
+	methods := []sdk.AuthMethod{}
+	if a.authFile != "" {
+		methods = append(methods, sdk.AuthMethod{Terminal: &sdk.AuthMethodTerminalInline{
+			Id: "fake-login", Name: "Log in to the fake", Type: "terminal",
+			Args: []string{"login"}, Env: map[string]any{"AGENTD_TEST_ACP_AGENT": "login"},
+		}})
+	}
+	return sdk.InitializeResponse{ProtocolVersion: sdk.ProtocolVersionNumber, AgentInfo: &sdk.Implementation{Name: "fake-acp", Version: "1.0.0"}, AuthMethods: methods}, nil
 }
 
 func (a *fakeACPAgent) NewSession(context.Context, sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
+	if !a.loggedIn() {
+		return sdk.NewSessionResponse{}, sdk.NewAuthRequired(nil)
+	}
 	return sdk.NewSessionResponse{SessionId: "fake-1"}, nil
 }
 
@@ -60,7 +111,10 @@ func (a *fakeACPAgent) Cancel(context.Context, sdk.CancelNotification) error { r
 
 var errFakeACP = errors.New("the fake agent does not do this")
 
-func (a *fakeACPAgent) Authenticate(context.Context, sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
+func (a *fakeACPAgent) Authenticate(_ context.Context, req sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
+	if a.authFile != "" && req.MethodId == "fake-login" && a.loggedIn() {
+		return sdk.AuthenticateResponse{}, nil
+	}
 	return sdk.AuthenticateResponse{}, errFakeACP
 }
 func (a *fakeACPAgent) CloseSession(context.Context, sdk.CloseSessionRequest) (sdk.CloseSessionResponse, error) {
