@@ -75,7 +75,9 @@ func TestWatchOutputLosesAndDoublesNothing(t *testing.T) {
 	awaitScreen(t, s, "L") // the program writes nothing else before END
 	var repaint string
 	starts := 0
-	if err := s.WatchOutput(func(r string) bool { repaint = r; starts++; return true }); err != nil {
+	// A viewer slow to start (it queues the repaint to a slow client)
+	// widens the gap where output could slip between the two.
+	if err := s.WatchOutput(func(r string) bool { repaint = r; starts++; time.Sleep(50 * time.Millisecond); return true }); err != nil {
 		t.Fatal(err)
 	}
 	defer s.UnwatchOutput()
