@@ -24,12 +24,17 @@ import (
 // session/new with auth_required until that file exists: the login makes
 // it when it reads the code "ok" on its terminal, and exits 1 on any
 // other.
+//
+// With AGENTD_TEST_ACP_TERMINAL set to a command line, a prompt runs it in
+// a terminal of the client's (terminal/create), waits for its exit, reads
+// its output, tells it as an agent message ("exit N: output"), releases
+// the terminal and ends the turn, asking no permission.
 func TestMain(m *testing.M) {
 	switch os.Getenv("AGENTD_TEST_ACP_AGENT") {
 	case "login":
 		os.Exit(fakeLogin(os.Getenv("AGENTD_TEST_ACP_AUTH_FILE")))
 	case "1":
-		a := &fakeACPAgent{authFile: os.Getenv("AGENTD_TEST_ACP_AUTH_FILE")}
+		a := &fakeACPAgent{authFile: os.Getenv("AGENTD_TEST_ACP_AUTH_FILE"), terminal: os.Getenv("AGENTD_TEST_ACP_TERMINAL")}
 		a.conn = sdk.NewAgentSideConnection(a, os.Stdout, os.Stdin)
 		<-a.conn.Done()
 		os.Exit(0)
@@ -68,6 +73,7 @@ func (a *fakeACPAgent) loggedIn() bool {
 type fakeACPAgent struct {
 	conn     *sdk.AgentSideConnection
 	authFile string // see TestMain; "" when it needs no login
+	terminal string // see TestMain; "" to ask a permission instead
 }
 
 func (a *fakeACPAgent) Initialize(context.Context, sdk.InitializeRequest) (sdk.InitializeResponse, error) {
@@ -89,6 +95,9 @@ func (a *fakeACPAgent) NewSession(context.Context, sdk.NewSessionRequest) (sdk.N
 }
 
 func (a *fakeACPAgent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResponse, error) {
+	if a.terminal != "" {
+		return a.runTerminal(ctx, p.SessionId)
+	}
 	title := "touch x"
 	res, err := a.conn.RequestPermission(ctx, sdk.RequestPermissionRequest{
 		SessionId: p.SessionId,
@@ -147,4 +156,34 @@ func spawnFakeACP(t *testing.T, m *Manager) *Session {
 		t.Fatalf("spawn the fake ACP agent: %v", err)
 	}
 	return s
+}
+
+// runTerminal runs a.terminal in a terminal of the client's and tells its
+// exit and output.
+func (a *fakeACPAgent) runTerminal(ctx context.Context, sid sdk.SessionId) (sdk.PromptResponse, error) {
+	t, err := a.conn.CreateTerminal(ctx, sdk.CreateTerminalRequest{SessionId: sid, Command: a.terminal,
+		Env: []sdk.EnvVariable{{Name: "FROM_AGENT", Value: "yes"}}})
+	if err != nil {
+		return sdk.PromptResponse{}, err
+	}
+	ex, err := a.conn.WaitForTerminalExit(ctx, sdk.WaitForTerminalExitRequest{SessionId: sid, TerminalId: t.TerminalId})
+	if err != nil {
+		return sdk.PromptResponse{}, err
+	}
+	out, err := a.conn.TerminalOutput(ctx, sdk.TerminalOutputRequest{SessionId: sid, TerminalId: t.TerminalId})
+	if err != nil {
+		return sdk.PromptResponse{}, err
+	}
+	code := -1
+	if ex.ExitCode != nil {
+		code = *ex.ExitCode
+	}
+	msg := fmt.Sprintf("exit %d: %s", code, out.Output)
+	if err := a.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: sid, Update: sdk.UpdateAgentMessageText(msg)}); err != nil {
+		return sdk.PromptResponse{}, err
+	}
+	if _, err := a.conn.ReleaseTerminal(ctx, sdk.ReleaseTerminalRequest{SessionId: sid, TerminalId: t.TerminalId}); err != nil {
+		return sdk.PromptResponse{}, err
+	}
+	return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
 }

@@ -2,8 +2,11 @@ package sessions
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -191,5 +194,64 @@ func TestTerminalCreateRefused(t *testing.T) {
 	}
 	if _, err := p.Create(context.Background(), acp.TerminalRequest{Command: "true", Args: []string{"x"}, Cwd: cwd + "/missing"}); err == nil {
 		t.Fatal("a terminal in a folder that does not exist was created")
+	}
+}
+
+// updEvents keeps the states and the ACP updates sessions report.
+type updEvents struct {
+	*recEvents
+	umu     sync.Mutex
+	updates []string
+}
+
+func (e *updEvents) Update(_ string, u json.RawMessage) {
+	e.umu.Lock()
+	defer e.umu.Unlock()
+	e.updates = append(e.updates, string(u))
+}
+
+// An ACP agent's terminal/* requests reach agentd's terminals end to end:
+// the fake agent runs a command with a variable of its own, waits for it,
+// reads its output and tells it; the command ran as a PTY session of
+// agentd's, listed and exited with its code.
+func TestACPAgentRunsATerminal(t *testing.T) {
+	rules, _ := detect.Load(nil, "")
+	ev := &updEvents{recEvents: &recEvents{states: map[string][]State{}}}
+	m := NewManager(Options{Rules: rules}, ev)
+	defer m.Shutdown()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	on, command := "1", `printf '%s\n' "$FROM_AGENT"; exit 4`
+	s, err := m.Spawn(SpawnSpec{Argv: []string{self}, Cwd: t.TempDir(), ACP: true,
+		Env: map[string]*string{"AGENTD_TEST_ACP_AGENT": &on, "AGENTD_TEST_ACP_TERMINAL": &command}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	awaitPublished(t, ev.recEvents, s.ID, Idle)
+	if err := s.Send("run it", true); err != nil {
+		t.Fatal(err)
+	}
+	if st := awaitPublished(t, ev.recEvents, s.ID, Done); st.Outcome != "completed" {
+		t.Fatalf("the turn ended %+v, want done, completed", st)
+	}
+	ev.umu.Lock()
+	told := strings.Join(ev.updates, "\n")
+	ev.umu.Unlock()
+	if !strings.Contains(told, `exit 4: yes\n`) {
+		t.Fatalf("the agent told %s; want the terminal's exit 4 and its output yes", told)
+	}
+	var term *Session
+	for _, x := range m.List() {
+		if x != s {
+			term = x
+		}
+	}
+	if term == nil || term.acp != nil || !strings.HasPrefix(term.Name, "terminal: printf") {
+		t.Fatalf("the terminal is not listed as a PTY session of its own: %+v", term)
+	}
+	if ex := term.Info().Exit; ex == nil || ex.Code != 4 {
+		t.Fatalf("the terminal's session ended %+v, want exit 4", ex)
 	}
 }
