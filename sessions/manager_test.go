@@ -235,3 +235,33 @@ func TestShutdownEndsEverything(t *testing.T) {
 		t.Error("the keeper was not closed at shutdown")
 	}
 }
+
+// An ACP session may name an agent no manifest knows: it runs with the
+// generic rules under that name, and is named as the agent named itself in
+// initialize. A terminal session may not.
+func TestSpawnACPUnknownAgent(t *testing.T) {
+	rules, _ := detect.Load(nil, "")
+	ev := &recEvents{states: map[string][]State{}}
+	m := NewManager(Options{Rules: rules}, ev)
+	defer m.Shutdown()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	on := "1"
+	s, err := m.Spawn(SpawnSpec{Argv: []string{self}, Cwd: t.TempDir(), ACP: true, Agent: "my-agent",
+		Env: map[string]*string{"AGENTD_TEST_ACP_AGENT": &on}})
+	if err != nil {
+		t.Fatalf("spawn an ACP agent no manifest knows: %v", err)
+	}
+	if st := awaitPublished(t, ev, s.ID, Idle); st.Agent != "my-agent" {
+		t.Fatalf("its state names agent %q, want my-agent", st.Agent)
+	}
+	if in := s.Info(); in.Agent != "my-agent" || in.Name != "fake-acp" {
+		t.Fatalf("agent %q name %q, want my-agent named fake-acp by its initialize", in.Agent, in.Name)
+	}
+	var nos *ErrNoSession
+	if _, err := m.Get("s99"); !errors.As(err, &nos) || err.Error() != `no session "s99"` {
+		t.Fatalf("get s99: %v", err)
+	}
+}

@@ -84,6 +84,23 @@ func TestShellFollowsItsForeground(t *testing.T) {
 		t.Fatal(err)
 	}
 	awaitAgent(t, ev, s.ID, "shell", Idle, "process.shell_foreground")
+
+	// Started through a wrapper (a shell that does not exec it), the
+	// agent is found among the wrapper's children.
+	if err := s.Input("sh -c './aider 30; :'\r"); err != nil {
+		t.Fatal(err)
+	}
+	deadline = time.Now().Add(20 * time.Second)
+	for ev.last(s.ID).Agent != "aider" {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 20 s for the session to take aider's rules under sh; last published %+v", ev.last(s.ID))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := s.Input("\x03"); err != nil {
+		t.Fatal(err)
+	}
+	awaitAgent(t, ev, s.ID, "shell", Idle, "process.shell_foreground")
 }
 
 // readProc reads a process's name and arguments; parents finds a child
