@@ -17,8 +17,8 @@ func TestBlockedReportPromptIsStable(t *testing.T) {
 }
 
 func TestPlainText(t *testing.T) {
-	got := plainText([]byte("\x1b[1mbold\x1b[0m line\r\n\x1b]0;title\aok\x1b]8;;x\x1b\\link\r\n"))
-	if got != "bold line\noklink\n" {
+	got := plainText([]byte("\x1b[1mbold\x1b[0m line\r\n\x1b]0;title\aok\x1b]8;;x\x1b\\link\r\nCRLF written\r\r\n"))
+	if got != "bold line\noklink\nCRLF written\n" {
 		t.Fatalf("plainText = %q", got)
 	}
 }

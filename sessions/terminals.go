@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -179,5 +180,9 @@ func (s *Session) captured() (string, bool) {
 
 // plainText is the output without escape sequences, with CRLF as LF.
 func plainText(b []byte) string {
-	return strings.ReplaceAll(string(term.StripEscapes(b)), "\r\n", "\n")
+	return lineEnds.ReplaceAllString(string(term.StripEscapes(b)), "\n")
 }
+
+// lineEnds are the PTY's line ends: its output turns "\n" into "\r\n", so
+// a program that wrote "\r\n" itself shows "\r\r\n".
+var lineEnds = regexp.MustCompile(`\r+\n`)
