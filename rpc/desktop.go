@@ -373,8 +373,15 @@ func (d *desktopNotifier) Exited(sessionID string) {
 
 // action is a click on a notice's button: the prompt the notice showed is
 // answered through the guard of runtime_answer, on its own goroutine (an
-// answer waits for the agent).
+// answer waits for the agent). The server's signal can come before the
+// Notify that showed the notice has returned its id to show, so the click
+// is looked up on the worker, after that call (a click on a notice just
+// shown was taken for one agentd no longer tracks, under load).
 func (d *desktopNotifier) action(id uint32, key string) {
+	d.do("ActionInvoked", func(desktopBackend) { d.clicked(id, key) })
+}
+
+func (d *desktopNotifier) clicked(id uint32, key string) {
 	d.mu.Lock()
 	sh := d.byID[id]
 	d.mu.Unlock()
@@ -420,8 +427,13 @@ func (d *desktopNotifier) refresh(sh *desktopShown) {
 	d.show(fresh, sh, info)
 }
 
-// closedByServer: the person dismissed the notice, or it expired.
+// closedByServer: the person dismissed the notice, or it expired. Looked
+// up on the worker, after the Notify that showed it, as a click is.
 func (d *desktopNotifier) closedByServer(id uint32, reason uint32) {
+	d.do("NotificationClosed", func(desktopBackend) { d.closed(id, reason) })
+}
+
+func (d *desktopNotifier) closed(id uint32, reason uint32) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	sh := d.byID[id]
