@@ -104,8 +104,9 @@ func (l *rolloutLog) poll(sessionID string) (rep *report, wait time.Duration) {
 // rolloutEvent maps one rollout line to a report.
 func rolloutEvent(line []byte) *report {
 	var ev struct {
-		Type    string `json:"type"`
-		Payload struct {
+		Timestamp string `json:"timestamp"` // read apart: a line without one still counts
+		Type      string `json:"type"`
+		Payload   struct {
 			Type   string `json:"type"`
 			Reason string `json:"reason"`
 		} `json:"payload"`
@@ -113,7 +114,8 @@ func rolloutEvent(line []byte) *report {
 	if json.Unmarshal(line, &ev) != nil || ev.Type != "event_msg" {
 		return nil
 	}
-	r := &report{source: SourceLog, reason: "log." + ev.Payload.Type, rec: &detect.StatusRecord{App: detect.LogCodexRollout, Progress: -1}}
+	at, _ := time.Parse(time.RFC3339Nano, ev.Timestamp)
+	r := &report{source: SourceLog, reason: "log." + ev.Payload.Type, at: at, rec: &detect.StatusRecord{App: detect.LogCodexRollout, Progress: -1}}
 	switch ev.Payload.Type {
 	case "task_started":
 		r.rec.State = "working"

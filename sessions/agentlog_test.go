@@ -66,6 +66,9 @@ func TestCodexLogFromRealRollout(t *testing.T) {
 	if rep == nil || rep.reason != "log.turn_aborted" || rep.rec.State != "done" || rep.outcome != "interrupted" {
 		t.Fatalf("after the rest of the line: %+v", rep)
 	}
+	if rep.at.Year() != 2026 {
+		t.Fatalf("the report's time is %v, want the line's timestamp (its events are weighed by it)", rep.at)
+	}
 	l.release()
 
 	// Not found, the look backs off.

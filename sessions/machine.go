@@ -131,7 +131,7 @@ func (m *machine) stepScreen(f facts) (State, time.Duration) {
 	if m.answered != "" && (v.Prompt == nil || v.Prompt.ID != m.answered) {
 		m.answered = ""
 	}
-	rep := m.freshReport(v, f.status, f.statusSeq)
+	rep := m.freshReport(v, f.status, f.statusSeq, f.now)
 	if !v.Unmatched() || rep != nil {
 		m.ready = true
 	}
@@ -167,11 +167,11 @@ func (m *machine) stepScreen(f facts) (State, time.Duration) {
 // is answered, so once the screen has shown the prompt and no longer does
 // (or agentd answered it), the report says nothing more. An OSC 7501 record
 // the terminal received since the last look becomes the newest report.
-func (m *machine) freshReport(v detect.Verdict, status *detect.StatusRecord, statusSeq uint64) *report {
+func (m *machine) freshReport(v detect.Verdict, status *detect.StatusRecord, statusSeq uint64, now time.Time) *report {
 	if statusSeq != m.oscSeq {
 		m.oscSeq = statusSeq
 		m.reportSeq++
-		m.report = &report{source: SourceOSC, reason: "osc7501", rec: status, seq: m.reportSeq}
+		m.report = &report{source: SourceOSC, reason: "osc7501", rec: status, seq: m.reportSeq, received: now}
 	}
 	r := m.report
 	if v.State != m.screenState {
@@ -221,8 +221,16 @@ func (m *machine) set(next State, now time.Time) (State, bool) {
 // changes only the memory the next step reads.
 
 // reported takes a report the agent made of itself (a hook, a signal, a
-// line of its log) as the newest. A "clear" record withdraws the last.
-func (m *machine) reported(r report) {
+// line of its log), received at now, as the newest. A "clear" record
+// withdraws the last. A report that says when it happened, and happened
+// before the newest report came in, is older news: a log read late (a
+// turn's end, read after the next turn's start was reported) must not
+// undo what came after it.
+func (m *machine) reported(r report, now time.Time) {
+	if m.report != nil && !r.at.IsZero() && r.at.Before(m.report.received) {
+		return
+	}
+	r.received = now
 	m.reportSeq++
 	r.seq = m.reportSeq
 	if r.rec != nil && r.rec.State == "clear" {

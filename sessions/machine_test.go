@@ -44,7 +44,7 @@ func stepOn(t *testing.T, e evidence) State {
 	}
 	m := machine{state: e.current, seen: e.seen, task: e.task, ready: !e.starting}
 	if e.report != nil {
-		m.reported(*e.report)
+		m.reported(*e.report, time.Time{})
 	}
 	st, _, _ := m.step(facts{rules: rules, agent: "x", screen: e.screen, canonical: e.lineMode, fg: e.fg})
 	return st
@@ -144,7 +144,7 @@ func TestMachineTyped(t *testing.T) {
 // screen, and a blocked report made before it says nothing more.
 func TestMachineAnswered(t *testing.T) {
 	s := newStepper(t, knowsIdleRules)
-	s.m.reported(report{source: SourceHook, reason: "hook.PermissionRequest", rec: &detect.StatusRecord{State: "blocked", Kind: "permission", Message: "approve"}})
+	s.m.reported(report{source: SourceHook, reason: "hook.PermissionRequest", rec: &detect.StatusRecord{State: "blocked", Kind: "permission", Message: "approve"}}, s.now)
 	s.want(blockedV, Blocked)
 	s.m.answering("p1")
 	s.want(blockedV, Blocked)
@@ -164,7 +164,7 @@ func TestMachineAnswered(t *testing.T) {
 // and so is a working report drawn over by the turn's end.
 func TestMachineReportFreshness(t *testing.T) {
 	s := newStepper(t, noIdleRules)
-	s.m.reported(report{source: SourceHook, reason: "hook.PermissionRequest", rec: &detect.StatusRecord{State: "blocked", Message: "approve"}})
+	s.m.reported(report{source: SourceHook, reason: "hook.PermissionRequest", rec: &detect.StatusRecord{State: "blocked", Message: "approve"}}, s.now)
 	if st := s.on(workingV); st.Name != Blocked || st.Source != SourceHook {
 		t.Fatalf("a blocked report before its prompt shows: %s/%s, want blocked from the hook", st.Name, st.Source)
 	}
@@ -172,12 +172,12 @@ func TestMachineReportFreshness(t *testing.T) {
 	if st := s.on(workingV); st.Source != SourceScreen {
 		t.Fatalf("after the prompt left the report still decides: %+v", st)
 	}
-	s.m.reported(report{source: SourceHook, reason: "hook.UserPromptSubmit", rec: &detect.StatusRecord{State: "working"}})
+	s.m.reported(report{source: SourceHook, reason: "hook.UserPromptSubmit", rec: &detect.StatusRecord{State: "working"}}, s.now)
 	s.want(idleV, Working) // the report beats a screen no rule reads
 	if st := s.on(doneV); st.Name != Done || st.Source != SourceScreen {
 		t.Fatalf("the turn's end drawn after a working report: %s/%s, want done from the screen", st.Name, st.Source)
 	}
-	s.m.reported(report{source: SourceHook, reason: "signal.clear", rec: &detect.StatusRecord{State: "clear"}})
+	s.m.reported(report{source: SourceHook, reason: "signal.clear", rec: &detect.StatusRecord{State: "clear"}}, s.now)
 	if s.m.report.rec != nil {
 		t.Fatal("a clear record did not withdraw the report")
 	}
@@ -347,5 +347,25 @@ func TestMachineDecides(t *testing.T) {
 				t.Fatalf("blocked without a prompt id: %+v", got.Prompt)
 			}
 		})
+	}
+}
+
+// A report that says when it happened (a log line) and happened before the
+// newest report came in is older news: Codex's log, read late under load,
+// gave the first turn's task_complete after the second turn's start had
+// been reported, and the session read done in the middle of a turn.
+func TestMachineLateLogEventIsOlderNews(t *testing.T) {
+	s := newStepper(t, noIdleRules)
+	turnEnd := s.now
+	s.now = s.now.Add(time.Second)
+	s.m.reported(report{source: SourceHook, reason: "signal.working", rec: &detect.StatusRecord{State: "working"}}, s.now)
+	s.now = s.now.Add(100 * time.Millisecond)
+	s.m.reported(report{source: SourceLog, reason: "log.task_complete", at: turnEnd, rec: &detect.StatusRecord{State: "done"}, outcome: "completed"}, s.now)
+	if st := s.on(idleV); st.Name != Working || st.Reason != "signal.working" {
+		t.Fatalf("after a late log line of the last turn's end: %s (%s), want working from the signal", st.Name, st.Reason)
+	}
+	s.m.reported(report{source: SourceLog, reason: "log.task_complete", at: s.now, rec: &detect.StatusRecord{State: "done"}, outcome: "completed"}, s.now.Add(time.Millisecond))
+	if st := s.on(idleV); st.Name != Done || st.Reason != "log.task_complete" {
+		t.Fatalf("after this turn's end in the log: %s (%s), want done from the log", st.Name, st.Reason)
 	}
 }

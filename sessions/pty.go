@@ -316,7 +316,7 @@ func (d *ptyDriver) readAgentLogLocked() {
 		return
 	}
 	if rep != nil {
-		s.machine.reported(*rep)
+		s.machine.reported(*rep, s.mgr.now())
 		s.mgr.opts.Log.Info("report", "session", s.ID, "kind", "log", "event", rep.reason)
 	}
 }

@@ -226,7 +226,7 @@ func (s *Session) step(f facts) (State, time.Duration) {
 // setReport records a report from a hook or signal and classifies again.
 func (s *Session) setReport(reason string, rec detect.StatusRecord) {
 	s.mu.Lock()
-	s.machine.reported(report{source: SourceHook, reason: reason, rec: &rec})
+	s.machine.reported(report{source: SourceHook, reason: reason, rec: &rec}, s.mgr.now())
 	s.mu.Unlock()
 	s.poke()
 }

@@ -80,6 +80,9 @@ type report struct {
 	// outcome, for a done report, when the reporter says how the turn ended.
 	outcome string
 	seq     uint64
+	// at is when the event happened, where its source says (a log line's
+	// timestamp); received is when agentd took the report in.
+	at, received time.Time
 }
 
 // decide combines the evidence, strongest first: a blocker visible on the
