@@ -225,9 +225,11 @@ func (m *machine) set(next State, now time.Time) (State, bool) {
 // withdraws the last. A report that says when it happened, and happened
 // before the newest report came in, is older news: a log read late (a
 // turn's end, read after the next turn's start was reported) must not
-// undo what came after it.
+// undo what came after it. Only a turn's end that refines the end already
+// reported (Codex's log says interrupted where its signal said idle) is
+// still taken.
 func (m *machine) reported(r report, now time.Time) {
-	if m.report != nil && !r.at.IsZero() && r.at.Before(m.report.received) {
+	if m.report != nil && !r.at.IsZero() && r.at.Before(m.report.received) && !(turnEnd(r.rec) && turnEnd(m.report.rec)) {
 		return
 	}
 	r.received = now
@@ -237,6 +239,11 @@ func (m *machine) reported(r report, now time.Time) {
 		r.rec = nil
 	}
 	m.report = &r
+}
+
+// turnEnd says whether rec reports a turn that ended.
+func turnEnd(rec *detect.StatusRecord) bool {
+	return rec != nil && (rec.State == "done" || rec.State == "idle")
 }
 
 // rulesChanged: a shell session switched to another agent's rules (or back

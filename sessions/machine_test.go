@@ -369,3 +369,20 @@ func TestMachineLateLogEventIsOlderNews(t *testing.T) {
 		t.Fatalf("after this turn's end in the log: %s (%s), want done from the log", st.Name, st.Reason)
 	}
 }
+
+// A late log line of the same turn's end still says how it ended: Codex
+// signals idle at Esc, and its log's turn_aborted, read a moment later but
+// written before that signal came in, says interrupted.
+func TestMachineLateLogRefinesTheTurnsEnd(t *testing.T) {
+	s := newStepper(t, noIdleRules)
+	s.m.tasked()
+	s.m.reported(report{source: SourceHook, reason: "signal.working", rec: &detect.StatusRecord{State: "working"}}, s.now)
+	s.want(idleV, Working)
+	aborted := s.now.Add(time.Second)
+	s.now = aborted.Add(50 * time.Millisecond)
+	s.m.reported(report{source: SourceHook, reason: "signal.idle", rec: &detect.StatusRecord{State: "idle"}}, s.now)
+	s.m.reported(report{source: SourceLog, reason: "log.turn_aborted", at: aborted, rec: &detect.StatusRecord{State: "done"}, outcome: "interrupted"}, s.now.Add(100*time.Millisecond))
+	if st := s.on(idleV); st.Name != Done || st.Outcome != "interrupted" {
+		t.Fatalf("after Esc: %s/%s (%s), want done, interrupted", st.Name, st.Outcome, st.Reason)
+	}
+}
