@@ -84,23 +84,7 @@ func panicAt(t *testing.T, at string) {
 	if st := ev.last(good.ID); st.Name != Blocked {
 		t.Fatalf("the other session after 20 s: %+v, want blocked on its prompt", st)
 	}
-	listed := make(chan int, 1)
-	go func() {
-		n := 0
-		for _, s := range m.List() {
-			_ = s.Info()
-			n++
-		}
-		listed <- n
-	}()
-	select {
-	case n := <-listed:
-		if n != 2 {
-			t.Fatalf("listed %d sessions, want 2", n)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("listing the sessions did not answer within 20 s: a lock is held for ever")
-	}
+	mustList(t, m, 2)
 	// The other session is still served: answering moves it on.
 	st := good.update()
 	if _, err := good.Answer(st.Prompt.ID, "1", ""); err != nil {
@@ -143,5 +127,29 @@ func TestAgentNotReadingRepliesStallsNoOther(t *testing.T) {
 	}
 	if st := ev.last(good.ID); st.Name != Blocked {
 		t.Fatalf("the other session: %+v after 20 s, want blocked on its prompt", st)
+	}
+}
+
+// mustList lists every session with its info, as session/list does, and
+// fails if that does not answer (a lock held for ever) or finds other
+// than want.
+func mustList(t *testing.T, m *Manager, want int) {
+	t.Helper()
+	listed := make(chan int, 1)
+	go func() {
+		n := 0
+		for _, s := range m.List() {
+			_ = s.Info()
+			n++
+		}
+		listed <- n
+	}()
+	select {
+	case n := <-listed:
+		if n != want {
+			t.Fatalf("listed %d sessions, want %d", n, want)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("listing the sessions did not answer within 20 s: a lock is held for ever")
 	}
 }
