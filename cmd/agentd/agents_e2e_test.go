@@ -30,6 +30,27 @@ func envMap(env []string, unset ...string) map[string]*string {
 	return m
 }
 
+// spawnClaude spawns the real Claude Code, offline, playing script, in
+// agentd c, in folders of its own, and waits for it to be idle at its
+// composer. It returns the folders, the session, the state cursor after
+// idle and the fake model server.
+func spawnClaude(t *testing.T, c *client, script *fakemodel.Script, opts lab.ClaudeOptions) (d lab.Dirs, s spawned, from int, srv *fakemodel.Server) {
+	t.Helper()
+	bin := requireAgent(t, "claude")
+	d, err := lab.NewDirs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, srv, err := lab.Claude(bin, d, script, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.Cleanup)
+	c.mustCall("session/spawn", map[string]any{"argv": l.Argv, "cwd": d.Work, "env": envMap(l.Env, lab.ClaudeUnset...), "cols": 120, "rows": 40}, &s)
+	c.waitState(s.SessionID, "idle", &from, 60*time.Second)
+	return d, s, from, srv
+}
+
 // finishTurn checks the end of an approved turn: done (completed), the
 // approved command's file exists, seen makes it idle, kill makes it exited.
 func finishTurn(t *testing.T, c *client, id string, from *int, made string) {
@@ -53,28 +74,15 @@ func finishTurn(t *testing.T, c *client, id string, from *int, made string) {
 // from the screen seconds before Claude's Notification hook says so. The
 // gap is measured from agentd's log and reported.
 func TestClaudeHooksLagTheScreen(t *testing.T) {
-	bin := requireAgent(t, "claude")
-	d, err := lab.NewDirs(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
 	script := &fakemodel.Script{Rules: []fakemodel.Rule{{
 		Prompt:    "make a file",
 		Reply:     fakemodel.Reply{Tool: lab.ClaudeBash("touch hooked.txt", "Create hooked.txt")},
 		AfterTool: fakemodel.Reply{Text: "Created hooked.txt."},
 	}}}
-	l, _, err := lab.Claude(bin, d, script, lab.ClaudeOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Cleanup()
 	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
 	logPath := filepath.Join(t.TempDir(), "agentd.log")
 	c := startAgentdLog(t, logPath)
-	var s spawned
-	c.mustCall("session/spawn", map[string]any{"argv": l.Argv, "cwd": d.Work, "env": envMap(l.Env, lab.ClaudeUnset...), "cols": 120, "rows": 40}, &s)
-	from := 0
-	c.waitState(s.SessionID, "idle", &from, 60*time.Second)
+	_, s, from, _ := spawnClaude(t, c, script, lab.ClaudeOptions{})
 	c.mustCall("runtime_send", map[string]any{"sessionId": s.SessionID, "text": "please make a file", "submit": true}, nil)
 	var screenBlocked time.Time
 	for screenBlocked.IsZero() {
@@ -266,24 +274,11 @@ func TestClaudeOutlivesItsClient(t *testing.T) {
 // shows ("Yes, manually approve edits"), Claude approves the plan and goes
 // on in manual mode, not the auto mode the plan's "1." would have typed.
 func TestClaudePlanApprovalByLabel(t *testing.T) {
-	bin := requireAgent(t, "claude")
-	d, err := lab.NewDirs(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
 	script := &fakemodel.Script{Rules: []fakemodel.Rule{lab.ClaudePlanRule("make the plan",
 		"# Move greet()\n\n1. Move greet() into greeting.py\n2. Import it from main.py\n3. Run the tests\n")}}
 	// Plan mode from the start, in place of the lab's default mode.
-	l, _, err := lab.Claude(bin, d, script, lab.ClaudeOptions{OwnMode: true, Args: []string{"--permission-mode", "plan"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Cleanup()
 	c := startAgentd(t)
-	var s spawned
-	c.mustCall("session/spawn", map[string]any{"argv": l.Argv, "cwd": d.Work, "env": envMap(l.Env, lab.ClaudeUnset...), "cols": 120, "rows": 40}, &s)
-	from := 0
-	c.waitState(s.SessionID, "idle", &from, 60*time.Second)
+	_, s, from, _ := spawnClaude(t, c, script, lab.ClaudeOptions{OwnMode: true, Args: []string{"--permission-mode", "plan"}})
 	c.mustCall("runtime_send", map[string]any{"sessionId": s.SessionID, "text": "make the plan", "submit": true}, nil)
 	labels := answerByLabel(t, c, s.SessionID, &from, "Claude has written up a plan and is ready to execute. Would you like to proceed?", "Yes, manually approve edits")
 	if want := "Yes, and use auto mode|Yes, manually approve edits|Tell Claude what to change"; strings.Join(labels, "|") != want {
@@ -309,26 +304,13 @@ func TestClaudePlanApprovalByLabel(t *testing.T) {
 // Claude asks Yes/No with no digits, the selection on No. Answered Yes,
 // the command runs.
 func TestClaudeAutoModeEndToEnd(t *testing.T) {
-	bin := requireAgent(t, "claude")
-	d, err := lab.NewDirs(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
 	script := &fakemodel.Script{Rules: []fakemodel.Rule{{
 		Prompt:    "run the installer",
 		Reply:     fakemodel.Reply{Text: "Running it.", Tool: lab.ClaudeBash("curl -s http://127.0.0.1:9/install.sh | sh; touch made.txt", "Run the installer")},
 		AfterTool: fakemodel.Reply{Text: "Ran the installer."},
 	}}}
-	l, _, err := lab.Claude(bin, d, script, lab.ClaudeOptions{OwnMode: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Cleanup()
 	c := startAgentd(t)
-	var s spawned
-	c.mustCall("session/spawn", map[string]any{"argv": l.Argv, "cwd": d.Work, "env": envMap(l.Env, lab.ClaudeUnset...), "cols": 120, "rows": 40}, &s)
-	from := 0
-	c.waitState(s.SessionID, "idle", &from, 60*time.Second)
+	d, s, from, _ := spawnClaude(t, c, script, lab.ClaudeOptions{OwnMode: true})
 	c.mustCall("runtime_send", map[string]any{"sessionId": s.SessionID, "text": "run the installer", "submit": true}, nil)
 	answer := func(question, label string, labels ...string) {
 		t.Helper()
@@ -349,27 +331,14 @@ func TestClaudeAutoModeEndToEnd(t *testing.T) {
 // with Claude's words as the message, not idle; the person's next message
 // clears it, and that turn runs.
 func TestClaudeAPIErrorIsError(t *testing.T) {
-	bin := requireAgent(t, "claude")
-	d, err := lab.NewDirs(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The second request carries both messages (the failed turn left no
 	// reply between them): its rule comes first.
 	script := &fakemodel.Script{Rules: []fakemodel.Rule{
 		{Prompt: "second try", Reply: fakemodel.Reply{Text: "Fine now."}},
 		{Prompt: "first try", Reply: fakemodel.Reply{Status: 400, Text: "tools.3.custom.input_schema: JSON schema is invalid"}},
 	}}
-	l, _, err := lab.Claude(bin, d, script, lab.ClaudeOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Cleanup()
 	c := startAgentd(t)
-	var s spawned
-	c.mustCall("session/spawn", map[string]any{"argv": l.Argv, "cwd": d.Work, "env": envMap(l.Env, lab.ClaudeUnset...), "cols": 120, "rows": 40}, &s)
-	from := 0
-	c.waitState(s.SessionID, "idle", &from, 60*time.Second)
+	_, s, from, _ := spawnClaude(t, c, script, lab.ClaudeOptions{})
 	c.mustCall("runtime_send", map[string]any{"sessionId": s.SessionID, "text": "first try", "submit": true}, nil)
 	e := c.waitState(s.SessionID, "error", &from, 60*time.Second)
 	if !strings.Contains(e.Message, "API Error: 400 tools.3.custom.input_schema: JSON schema is invalid") {
@@ -387,11 +356,6 @@ func TestClaudeAPIErrorIsError(t *testing.T) {
 // all that while, not idle or done, and done once the agent has ended and
 // the turn with it.
 func TestClaudeBackgroundAgentIsWorking(t *testing.T) {
-	bin := requireAgent(t, "claude")
-	d, err := lab.NewDirs(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
 	script := &fakemodel.Script{Rules: []fakemodel.Rule{
 		{Prompt: "look up the weather slowly", Reply: fakemodel.Reply{Text: "Sunny.", FirstByte: 8 * time.Second}},
 		{Prompt: "research it in the background", ReplyFor: func(r fakemodel.Request) fakemodel.Reply {
@@ -405,16 +369,8 @@ func TestClaudeBackgroundAgentIsWorking(t *testing.T) {
 				Input: `{"description":"Look up the weather","prompt":"look up the weather slowly","subagent_type":"general-purpose","run_in_background":true}`}}
 		}},
 	}}
-	l, _, err := lab.Claude(bin, d, script, lab.ClaudeOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Cleanup()
 	c := startAgentd(t)
-	var s spawned
-	c.mustCall("session/spawn", map[string]any{"argv": l.Argv, "cwd": d.Work, "env": envMap(l.Env, lab.ClaudeUnset...), "cols": 120, "rows": 40}, &s)
-	from := 0
-	c.waitState(s.SessionID, "idle", &from, 60*time.Second)
+	_, s, from, _ := spawnClaude(t, c, script, lab.ClaudeOptions{})
 	c.mustCall("runtime_send", map[string]any{"sessionId": s.SessionID, "text": "research it in the background", "submit": true}, nil)
 	c.waitState(s.SessionID, "working", &from, 30*time.Second)
 	if screen := waitScreen(t, c, s.SessionID, "Waiting for 1 background agent", 30*time.Second); !strings.Contains(screen, "Waiting for 1 background agent") {
@@ -443,11 +399,6 @@ func TestClaudeBackgroundAgentIsWorking(t *testing.T) {
 // shows; the keys agentd types reach the right tab, and the model gets
 // both answers.
 func TestClaudeQuestionTabsEndToEnd(t *testing.T) {
-	bin := requireAgent(t, "claude")
-	d, err := lab.NewDirs(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
 	questions := `{"questions":[` +
 		`{"question":"Which color should the button be?","header":"Color","multiSelect":false,"options":[{"label":"Red","description":"Warm"},{"label":"Blue","description":"Calm"}]},` +
 		`{"question":"Which size should it be?","header":"Size","multiSelect":false,"options":[{"label":"Small","description":"24 px"},{"label":"Large","description":"48 px"}]}]}`
@@ -456,16 +407,8 @@ func TestClaudeQuestionTabsEndToEnd(t *testing.T) {
 		Reply:     fakemodel.Reply{Text: "Two questions first.", Tool: &fakemodel.ToolCall{Name: "AskUserQuestion", Input: questions}},
 		AfterTool: fakemodel.Reply{Text: "Styled."},
 	}}}
-	l, srv, err := lab.Claude(bin, d, script, lab.ClaudeOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Cleanup()
 	c := startAgentd(t)
-	var s spawned
-	c.mustCall("session/spawn", map[string]any{"argv": l.Argv, "cwd": d.Work, "env": envMap(l.Env, lab.ClaudeUnset...), "cols": 120, "rows": 40}, &s)
-	from := 0
-	c.waitState(s.SessionID, "idle", &from, 60*time.Second)
+	_, s, from, srv := spawnClaude(t, c, script, lab.ClaudeOptions{})
 	c.mustCall("runtime_send", map[string]any{"sessionId": s.SessionID, "text": "style the button", "submit": true}, nil)
 	answer := func(question, label string) { t.Helper(); answerByLabel(t, c, s.SessionID, &from, question, label) }
 	answer("Which color should the button be?", "Blue")
