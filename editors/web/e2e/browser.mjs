@@ -133,6 +133,8 @@ try {
     await phone.page.locator('#back').tap();
     await card(phone.page, CLAUDE).tap();
     await phone.page.locator('.prompt .question', { hasText: 'Do you want to proceed?' }).waitFor();
+    // The screen is fetched after the card: wait for it, or the shot shows an empty box.
+    await phone.page.locator('#screen', { hasText: 'touch from-the-phone.txt' }).waitFor();
     await shot(phone.page, 'phone-390x844-claude-blocked.png');
     await phone.page.locator('.prompt .options button', { hasText: /^Yes$/ }).tap();
     await notice(phone.page).filter({ hasText: 'Answered' }).waitFor();
