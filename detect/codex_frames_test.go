@@ -68,11 +68,13 @@ func TestCodexLoadingComposerIsNotReady(t *testing.T) {
 	t.Logf("%d loading frames match no rule", frames)
 }
 
-// 0.149.0 has no "Worked for" line; its reply above the composer reads a
-// turn done (reply_done). A session in which no turn completes never
-// reads done (completed) on any frame: not the refused command's "• Ran
-// …" entry left above the composer before "■ Conversation interrupted"
-// is drawn, nor the Plan mode notice, nor a start screen.
+// 0.149.0 has no "Worked for" line: its finished turns read idle on the
+// screen (known-misdetection/; agentd reads their end from the rollout
+// log). Whatever rule comes to read them done must not read a session in
+// which no turn completes done (completed) on any frame: not the refused
+// command's "• Ran …" entry that stays above the composer for a moment
+// before "■ Conversation interrupted" is drawn, nor the Plan mode notice
+// "• Model changed to …", nor a start screen.
 func TestCodexNoCompletedTurnWithoutAReply(t *testing.T) {
 	m, _ := loadSet(t).Lookup("codex")
 	noTurn := map[string]bool{"reject-exec": true, "interrupt": true, "interrupt-command": true,
