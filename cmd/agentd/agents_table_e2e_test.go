@@ -271,7 +271,11 @@ func agentRows() []agentRow {
 			launch: launchArgs(lab.Pi),
 			script: &fakemodel.Script{Rules: []fakemodel.Rule{
 				{Prompt: "make the file", Reply: fakemodel.Reply{Tool: lab.PiBash("sleep 2 && touch made.txt")}, AfterTool: fakemodel.Reply{Text: "Created made.txt."}},
-				{Prompt: "what next", Reply: fakemodel.Reply{Text: "I can also delete the file.\nShall I continue? (y/n)"}},
+				// A second before the first token, as a real model takes:
+				// answered at once, Pi can draw the whole turn between two
+				// of agentd's looks, and a turn never seen working reads
+				// idle, not done (CI saw that once).
+				{Prompt: "what next", Reply: fakemodel.Reply{Text: "I can also delete the file.\nShall I continue? (y/n)", FirstByte: time.Second}},
 			}},
 			neverBlocked: true,
 			turns: []agentTurn{
