@@ -30,16 +30,19 @@ type Evidence struct {
 
 // Prompt is a question on screen waiting for a person.
 type Prompt struct {
-	// ID fingerprints kind, question and option labels: it changes when the
-	// prompt changes and only then.
+	// ID is the promptId clients answer. detect sets it to Content; a
+	// session makes it name one appearance of the prompt (sessions'
+	// machine), so an answer given once never applies to a later one.
 	ID       string   `json:"promptId"`
 	Kind     string   `json:"kind"`
 	Question string   `json:"question"`
+	Subject  *Subject `json:"subject,omitempty"`
 	Options  []Option `json:"options"`
 	Freeform bool     `json:"freeform"`
-	// Tool is the tool call an ACP permission asks about; nil for a
-	// prompt read from a screen.
-	Tool *Tool `json:"tool,omitempty"`
+	// Content fingerprints what a person reads in the prompt (kind,
+	// question, subject, options): it changes when the prompt changes and
+	// only then.
+	Content string `json:"-"`
 	// Settle is how long the prompt must have been on screen before keys
 	// for it are typed.
 	Settle time.Duration `json:"-"`
@@ -52,18 +55,6 @@ type Prompt struct {
 	// unread: a menu is on screen, but its options cannot be told from
 	// prose (no question above them), so none are offered.
 	unread bool
-}
-
-// Tool describes the tool call a prompt asks about, so that two requests
-// that read the same ("Allow?") are told apart.
-type Tool struct {
-	// Kind is ACP's: read, edit, delete, move, search, execute, think,
-	// fetch, switch_mode or other.
-	Kind  string `json:"kind,omitempty"`
-	Title string `json:"title,omitempty"`
-	// Input is a short rendering of what it would do: the command, the
-	// paths or the URL.
-	Input string `json:"input,omitempty"`
 }
 
 // Option is one answer a prompt offers.
@@ -437,7 +428,7 @@ func (p *PromptParser) extract(rows, styles []string, cols int) *Prompt {
 			// text and the terminal only: no key is typed for a guess.
 			pr.Question = p.findQuestion(rows)
 			pr.Freeform, pr.unread = true, true
-			pr.ID = Fingerprint(pr)
+			pr.Seal()
 			return pr
 		}
 		first = qRow + 1
@@ -446,7 +437,7 @@ func (p *PromptParser) extract(rows, styles []string, cols int) *Prompt {
 		}
 	}
 	var opts []found
-	lastRowOptions := 0
+	lastRowOptions, menu := 0, len(rows)
 	for i := first; i < len(rows); i++ {
 		row := rows[i]
 		ms := p.option.FindAllStringSubmatchIndex(row, -1)
@@ -468,6 +459,7 @@ func (p *PromptParser) extract(rows, styles []string, cols int) *Prompt {
 		}
 		lastOptionRow = i
 		lastRowOptions = len(ms)
+		menu = min(menu, i)
 		for _, m := range ms {
 			o := parse(row, m)
 			o.opt.Selected = o.opt.Selected || styled(i, m)
@@ -506,7 +498,8 @@ func (p *PromptParser) extract(rows, styles []string, cols int) *Prompt {
 		anySelected = anySelected || o.Selected
 	}
 	pr.Positional = tmpl.positional() && !anySelected
-	pr.ID = Fingerprint(pr)
+	pr.Subject = p.subject(rows, qRow, menu)
+	pr.Seal()
 	return pr
 }
 
@@ -609,8 +602,9 @@ func (p *PromptParser) findQuestion(rows []string) string {
 	return ""
 }
 
-// Fingerprint hashes what a person reads in a prompt, nothing else: it is
-// the prompt's ID.
+// Fingerprint hashes what a person reads in a prompt, nothing else: its
+// Content. A subject's runs of white space count as one space, so the same
+// command wrapped at another width on a resized screen reads the same.
 func Fingerprint(p *Prompt) string {
 	h := sha256.New()
 	h.Write([]byte(p.Kind))
@@ -621,6 +615,17 @@ func Fingerprint(p *Prompt) string {
 		h.Write([]byte(o.ID))
 		h.Write([]byte{1})
 		h.Write([]byte(o.Label))
+	}
+	if s := p.Subject; s != nil {
+		h.Write([]byte{2})
+		h.Write([]byte(s.Kind))
+		for _, t := range []string{s.Text, s.Detail} {
+			h.Write([]byte{3})
+			h.Write([]byte(strings.Join(strings.Fields(t), " ")))
+		}
+		if s.Truncated {
+			h.Write([]byte{4})
+		}
 	}
 	return hex.EncodeToString(h.Sum(nil)[:8])
 }

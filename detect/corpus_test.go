@@ -2,6 +2,7 @@ package detect_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -149,6 +150,29 @@ func (c capture) check(v detect.Verdict) []string {
 		if strings.Join(labels, "|") != strings.Join(c.Prompt.Options, "|") {
 			bad = append(bad, "options "+quote(strings.Join(labels, " | "))+", want "+quote(strings.Join(c.Prompt.Options, " | ")))
 		}
+		bad = append(bad, checkSubject(v.Prompt.Subject, c.Prompt.Subject)...)
+	}
+	return bad
+}
+
+// checkSubject compares a prompt's subject with its label: none where the
+// label has none; kind, text and truncated as labelled, and the detail
+// where the label gives one.
+func checkSubject(got *detect.Subject, want *recording.Subject) []string {
+	switch {
+	case got == nil && want == nil:
+		return nil
+	case want == nil:
+		return []string{"subject " + got.Kind + " " + quote(got.Text) + ", want none"}
+	case got == nil:
+		return []string{"no subject, want " + want.Kind + " " + quote(want.Text)}
+	}
+	var bad []string
+	if got.Kind != want.Kind || got.Text != want.Text || got.Truncated != want.Truncated {
+		bad = append(bad, fmt.Sprintf("subject %s %s truncated=%v, want %s %s truncated=%v", got.Kind, quote(got.Text), got.Truncated, want.Kind, quote(want.Text), want.Truncated))
+	}
+	if want.Detail != "" && got.Detail != want.Detail {
+		bad = append(bad, "subject detail "+quote(got.Detail)+", want "+quote(want.Detail))
 	}
 	return bad
 }
@@ -266,7 +290,11 @@ func TestEveryRuleHasACapture(t *testing.T) {
 			continue
 		}
 		sc := c.screen(t)
-		used[m.Classify(sc).Reason] = true
+		v := m.Classify(sc)
+		used[v.Reason] = true
+		if v.Prompt != nil && v.Prompt.Subject != nil {
+			used[m.Name+"."+v.Prompt.Subject.Reader()] = true
+		}
 		// The generic rules stand in for agents without a manifest, so a
 		// real agent's blocked screen that they catch exercises them too.
 		if c.State == detect.StateBlocked {
@@ -280,13 +308,20 @@ func TestEveryRuleHasACapture(t *testing.T) {
 		}
 		for _, r := range m.Rules {
 			if !used[m.Name+"."+r.ID] {
-				missing = append(missing, m.Name+"."+r.ID)
+				missing = append(missing, "rule "+m.Name+"."+r.ID+" is matched by no capture")
+			}
+		}
+		for name, p := range m.Prompts {
+			for i := range p.Subject {
+				if id := fmt.Sprintf("%s.%s.subject[%d]", m.Name, name, i+1); !used[id] {
+					missing = append(missing, "subject reader "+id+" reads no capture's subject")
+				}
 			}
 		}
 	}
 	sort.Strings(missing)
-	for _, id := range missing {
-		t.Errorf("rule %s is matched by no capture", id)
+	for _, m := range missing {
+		t.Error(m)
 	}
 }
 

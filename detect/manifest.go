@@ -217,11 +217,20 @@ type PromptParser struct {
 	// commas; any of them counts). The option most of whose label has it
 	// is the selected one.
 	SelectedStyle string `toml:"selected_style"`
+	// Subject reads what the prompt asks to approve ([[prompt.NAME.subject]],
+	// tried in order; subject.go).
+	Subject []SubjectReader `toml:"subject"`
+	// SubjectRequired: every prompt of this parser shows a subject, so
+	// when no reader finds one (its head scrolled off, or a layout not
+	// seen before), the prompt says it could not be read (kind other,
+	// truncated) instead of saying nothing.
+	SubjectRequired bool `toml:"subject_required"`
 
 	question, option, continuation, reject *regexp.Regexp
 	settle, keyGap                         time.Duration
 	selectedStyle                          byte
 	line                                   int
+	name                                   string
 }
 
 // styleNames are the names selected_style takes, with their Style bits.
@@ -362,7 +371,7 @@ func (m *Manifest) compile(file string, data []byte) error {
 		line := lineOf(data, "[prompt."+name+"]", 0)
 		promptLines[name] = line
 		id := fmt.Sprintf("prompt %q", name)
-		p.line = line
+		p.line, p.name = line, name
 		if !promptKinds[p.Kind] {
 			return errAt(line, id, "kind %q: want permission, question, trust, auth or confirm", p.Kind)
 		}
@@ -404,6 +413,15 @@ func (m *Manifest) compile(file string, data []byte) error {
 		}
 		if _, err := parseKeys(p.Keys); err != nil {
 			return errAt(lineOf(data, "keys", line), id, "keys: %v", err)
+		}
+		if len(p.Subject) > MaxPatterns {
+			return errAt(lineOf(data, "[[prompt."+name+".subject]]", line), id, "%d subject readers, at most %d allowed", len(p.Subject), MaxPatterns)
+		}
+		subjectLines := headerLines(data, "[[prompt."+name+".subject]]")
+		for i := range p.Subject {
+			if err := p.Subject[i].compile(); err != nil {
+				return errAt(at(subjectLines, i), id, "subject %d: %v", i+1, err)
+			}
 		}
 		p.selectedStyle = 0
 		if p.SelectedStyle != "" {

@@ -320,8 +320,11 @@ func noticeFor(info sessions.Info, buttons bool) desktopNotice {
 		n.Sticky = true
 		if p := st.Prompt; p != nil {
 			n.Body = p.Question + "\n" + info.Cwd
+			if line := subjectLine(p.Subject); line != "" {
+				n.Body = line + "\n" + n.Body
+			}
 			if buttons {
-				n.Actions = promptActions(p)
+				n.Actions = promptActions(p, st.Source == sessions.SourceACP)
 			}
 		}
 	case sessions.Done:
@@ -339,12 +342,28 @@ func noticeFor(info sessions.Info, buttons bool) desktopNotice {
 	return n
 }
 
+// subjectLine is what a prompt asks to approve, on one line for a notice:
+// "command: rm -rf build", with "(cut)" where agentd could not see it all.
+func subjectLine(s *detect.Subject) string {
+	if s == nil {
+		return ""
+	}
+	line := s.Kind + ": " + s.Text
+	if s.Text == "" {
+		line = "(agentd could not read what this approves: look at the terminal)"
+	}
+	if s.Truncated && s.Text != "" {
+		line += " (cut)"
+	}
+	return line
+}
+
 // promptActions are the buttons for the options agentd can answer: those
 // whose keys the manifest names, or any of an ACP permission.
-func promptActions(p *detect.Prompt) []desktopAction {
+func promptActions(p *detect.Prompt, acp bool) []desktopAction {
 	var out []desktopAction
 	for _, o := range p.Options {
-		if o.Keys == "" && p.Tool == nil {
+		if o.Keys == "" && !acp {
 			continue
 		}
 		out = append(out, desktopAction{Key: o.ID, Label: o.Label})

@@ -142,10 +142,7 @@ func (s *Session) waitACP() {
 // also covers the request's key, so two pending requests that read the
 // same are still told apart.
 func acpPrompt(p acp.Permission) *detect.Prompt {
-	pr := &detect.Prompt{Kind: "permission", Question: p.Title, Options: []detect.Option{}}
-	if t := (detect.Tool{Kind: p.Kind, Title: p.Title, Input: p.Input()}); t != (detect.Tool{}) {
-		pr.Tool = &t
-	}
+	pr := &detect.Prompt{Kind: "permission", Question: p.Title, Options: []detect.Option{}, Subject: acpSubject(p)}
 	for _, o := range p.Options {
 		kind := ""
 		switch {
@@ -156,12 +153,36 @@ func acpPrompt(p acp.Permission) *detect.Prompt {
 		}
 		pr.Options = append(pr.Options, detect.Option{ID: o.ID, Label: o.Name, Kind: kind})
 	}
-	if pr.Question == "" && pr.Tool != nil {
-		pr.Question = pr.Tool.Input // better than no question at all
+	if pr.Question == "" && pr.Subject != nil {
+		pr.Question = pr.Subject.Text // better than no question at all
 	}
-	h := sha256.Sum256([]byte(detect.Fingerprint(pr) + "\x00" + p.Key))
+	pr.Seal()
+	h := sha256.Sum256([]byte(pr.Content + "\x00" + p.Key))
 	pr.ID = hex.EncodeToString(h[:8])
 	return pr
+}
+
+// acpSubjectKinds maps ACP's tool kinds to a subject's.
+var acpSubjectKinds = map[string]string{
+	"execute": "command", "edit": "edit", "delete": "edit", "move": "edit",
+	"read": "read", "search": "read", "fetch": "fetch",
+}
+
+// acpSubject is what an ACP permission asks to approve, from its tool call:
+// the command, path or URL its input names; nil when it names none.
+func acpSubject(p acp.Permission) *detect.Subject {
+	text := p.Input()
+	if text == "" && p.Title == "" {
+		return nil
+	}
+	kind, ok := acpSubjectKinds[p.Kind]
+	if !ok {
+		kind = "tool"
+	}
+	if text == "" {
+		text = p.Title
+	}
+	return &detect.Subject{Kind: kind, Text: text}
 }
 
 // decideACP is the ACP half of the one place that decides (machine.step):

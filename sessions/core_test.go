@@ -70,13 +70,13 @@ func TestCoreGuardsBeforeTheDriver(t *testing.T) {
 	s, d, _ := fakeSession(t)
 	d.set(blockedV)
 	var blocked *BlockedError
-	if err := s.Send("go", true); !errors.As(err, &blocked) || blocked.Prompt.ID != "p1" {
+	if err := s.Send("go", true); !errors.As(err, &blocked) || blocked.Prompt.ID != shownP1 {
 		t.Fatalf("send while blocked: %v, want BlockedError on p1", err)
 	}
 	if len(d.sent) != 0 {
 		t.Fatalf("the driver was given %q while blocked", d.sent)
 	}
-	if _, err := s.Answer("p1", "1", ""); err != nil || len(d.answered) != 1 {
+	if _, err := s.Answer(shownP1, "1", ""); err != nil || len(d.answered) != 1 {
 		t.Fatalf("answer: %v, driver saw %q", err, d.answered)
 	}
 	d.set(readyV)

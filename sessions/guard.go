@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -29,11 +30,40 @@ func (e *BlockedError) Error() string {
 // StaleError refuses an answer to a prompt that is no longer on screen.
 type StaleError struct {
 	Answered string
-	Current  *detect.Prompt // nil when no prompt is on screen
+	// Was is the prompt Answered named, when the session still recalls it.
+	Was     *detect.Prompt
+	Current *detect.Prompt // nil when no prompt is on screen
 }
 
 func (e *StaleError) Error() string {
-	return "the prompt answered (" + e.Answered + ") is no longer the one on screen"
+	var b strings.Builder
+	b.WriteString("the prompt answered (" + e.Answered)
+	if s := subjectText(e.Was); s != "" {
+		b.WriteString(": " + s)
+	}
+	b.WriteString(") is no longer the one on screen")
+	switch {
+	case e.Current == nil:
+		b.WriteString("; none is now")
+	case subjectText(e.Current) != "":
+		b.WriteString("; on screen now (" + e.Current.ID + "): " + subjectText(e.Current))
+	default:
+		b.WriteString("; on screen now: " + e.Current.ID)
+	}
+	return b.String()
+}
+
+// subjectText is what a prompt asks to approve, quoted, or its question.
+func subjectText(p *detect.Prompt) string {
+	switch {
+	case p == nil:
+		return ""
+	case p.Subject != nil && p.Subject.Text != "":
+		return p.Subject.Kind + " " + strconv.Quote(p.Subject.Text)
+	case p.Question != "":
+		return strconv.Quote(p.Question)
+	}
+	return ""
 }
 
 // ErrNotTaken: the text sent to an agent never showed on its screen, so
@@ -153,7 +183,14 @@ func (s *Session) Answer(promptID, optionID, text string) (State, error) {
 	if s.isExited() {
 		return State{}, ErrExited
 	}
-	return s.drv.answer(s.update(), promptID, optionID, text)
+	st, err := s.drv.answer(s.update(), promptID, optionID, text)
+	var stale *StaleError
+	if errors.As(err, &stale) && stale.Was == nil {
+		s.mu.Lock()
+		stale.Was = s.machine.recall(stale.Answered)
+		s.mu.Unlock()
+	}
+	return st, err
 }
 
 // answer types the keys of optionID (or text) at the prompt promptID, if
@@ -203,7 +240,7 @@ func (d *ptyDriver) answer(st State, promptID, optionID, text string) (State, er
 	if err := d.writeKeys(keys, st.Prompt.KeyGap); err != nil {
 		return st, err
 	}
-	return d.awaitPromptGone(promptID), nil
+	return d.awaitPromptGone(promptID, st.Prompt.Content), nil
 }
 
 // writeKeys writes an answer's keys: at once, or with gap between one key
@@ -263,9 +300,10 @@ func (d *ptyDriver) awaitSettled(st State) (State, error) {
 	return fresh, nil
 }
 
-// awaitPromptGone classifies as the screen changes until promptID is no
-// longer on screen, or answerWait passes.
-func (d *ptyDriver) awaitPromptGone(promptID string) State {
+// awaitPromptGone classifies as the screen changes until the prompt
+// promptID, whose Content is content, is no longer on screen, or
+// answerWait passes.
+func (d *ptyDriver) awaitPromptGone(promptID, content string) State {
 	s := d.s
 	deadline := time.Now().Add(answerWait)
 	for time.Now().Before(deadline) {
@@ -274,7 +312,7 @@ func (d *ptyDriver) awaitPromptGone(promptID string) State {
 			break
 		}
 		v, _ := d.classifyNow()
-		if v.Prompt == nil || v.Prompt.ID != promptID {
+		if v.Prompt == nil || v.Prompt.Content != content {
 			break
 		}
 	}

@@ -62,19 +62,23 @@ type SessionSnapshot struct {
 	Rows   int    `json:"rows"`
 	Screen []byte `json:"screen"` // Repaint(true): scrollback, then the screen
 
-	State         State       `json:"state"`
-	LastPublished State       `json:"lastPublished"`
-	Revision      uint64      `json:"revision"`
-	Seen          bool        `json:"seen"`
-	Task          bool        `json:"task"`
-	InputRaw      bool        `json:"inputRaw"`
-	Ready         bool        `json:"ready"`
-	Answered      string      `json:"answered,omitempty"`
-	TypedAt       string      `json:"typedAt,omitempty"`
-	PromptID      string      `json:"promptId,omitempty"`
-	Exited        *ExitStatus `json:"exited,omitempty"`
-	ExitedAt      time.Time   `json:"exitedAt"`
-	Broken        bool        `json:"broken,omitempty"`
+	State         State  `json:"state"`
+	LastPublished State  `json:"lastPublished"`
+	Revision      uint64 `json:"revision"`
+	Seen          bool   `json:"seen"`
+	Task          bool   `json:"task"`
+	InputRaw      bool   `json:"inputRaw"`
+	Ready         bool   `json:"ready"`
+	Answered      string `json:"answered,omitempty"`
+	TypedAt       string `json:"typedAt,omitempty"`
+	PromptID      string `json:"promptId,omitempty"`
+	// Appearances and Shown carry the prompt appearance on screen, so its
+	// promptId outlives the handover.
+	Appearances uint64      `json:"appearances,omitempty"`
+	Shown       string      `json:"shown,omitempty"`
+	Exited      *ExitStatus `json:"exited,omitempty"`
+	ExitedAt    time.Time   `json:"exitedAt"`
+	Broken      bool        `json:"broken,omitempty"`
 }
 
 // ErrACPRunning refuses a handover while an ACP session runs.
@@ -166,6 +170,7 @@ func (s *Session) snapshotFrozen() SessionSnapshot {
 		State: s.machine.state, LastPublished: s.lastPublished, Revision: s.machine.revision,
 		Seen: s.machine.seen, Task: s.machine.task, InputRaw: s.machine.inputRaw, Ready: s.machine.ready,
 		Answered: s.machine.answered, TypedAt: s.machine.typedAt, PromptID: s.machine.promptID,
+		Appearances: s.machine.appearances, Shown: s.machine.shown,
 		Exited: s.exited, ExitedAt: s.exitedAt, Broken: s.broken,
 	}
 	if s.exited == nil && s.pty.rd.open {
@@ -229,6 +234,7 @@ func (m *Manager) adopt(ss SessionSnapshot) error {
 			state: ss.State, revision: ss.Revision, ended: ss.Exited != nil,
 			seen: ss.Seen, task: ss.Task, inputRaw: ss.InputRaw, ready: ss.Ready,
 			answered: ss.Answered, typedAt: ss.TypedAt, promptID: ss.PromptID,
+			appearances: ss.Appearances, shown: ss.Shown,
 		},
 		lastPublished: ss.LastPublished,
 		exited:        ss.Exited, exitedAt: ss.ExitedAt, broken: ss.Broken,
@@ -248,8 +254,10 @@ func (m *Manager) adopt(ss SessionSnapshot) error {
 	// without keys, and an answer is refused until the next look.
 	if v, _ := s.pty.classifyNow(); v.Prompt != nil {
 		for _, st := range []*State{&s.machine.state, &s.lastPublished} {
-			if st.Prompt != nil && st.Prompt.ID == v.Prompt.ID {
-				st.Prompt = v.Prompt
+			if st.Prompt != nil && ss.Shown == v.Prompt.Content {
+				p := *v.Prompt
+				p.ID = st.Prompt.ID // the appearance goes on
+				st.Prompt = &p
 			}
 		}
 	}

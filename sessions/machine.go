@@ -1,6 +1,9 @@
 package sessions
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"time"
 
 	"github.com/agentd/agentd/detect"
@@ -32,6 +35,13 @@ type machine struct {
 	typedAt  string // the prompt a person typed at, by promptId
 	promptID string // the last prompt seen
 	promptAt time.Time
+	// appearances counts the prompts that came onto the screen; shown is
+	// the Content of the one on it now. A prompt's ID names its
+	// appearance, so an answer meant for one is never taken by the next,
+	// even where the two read the same.
+	appearances uint64
+	shown       string
+	recent      []*detect.Prompt // the last few appearances, newest last
 	// timedOut: an ACP permission nobody answered in time was answered
 	// with the agent's reject option; the turn's state says so until the
 	// next permission or the turn's end.
@@ -109,6 +119,14 @@ func (m *machine) step(f facts) (State, bool, time.Duration) {
 		next, again = m.stepScreen(f)
 	}
 	next.Agent = f.agent
+	next.Message, _ = detect.CleanText(next.Message, 500) // an agent's words, untrusted
+	if f.acp == nil {
+		// (An ACP request's own key already makes each appearance its own.)
+		next.Prompt = m.appearance(next)
+	}
+	if m.answered != "" && (next.Prompt == nil || next.Prompt.ID != m.answered) {
+		m.answered = ""
+	}
 	if next.Name == Working || next.Name == Blocked {
 		m.seen = false
 	}
@@ -125,12 +143,53 @@ func (m *machine) step(f facts) (State, bool, time.Duration) {
 	return st, changed, again
 }
 
+// appearance is next's prompt named for its appearance: the one on screen
+// since the last step, or a new one when the state was not blocked on the
+// same Content. A redraw, a resize or a spinner keeps the appearance; the
+// prompt leaving the screen (answered here, in the terminal or anywhere
+// else) ends it.
+func (m *machine) appearance(next State) *detect.Prompt {
+	p := next.Prompt
+	if next.Name != Blocked || p == nil {
+		m.shown = ""
+		return p
+	}
+	if m.state.Name != Blocked || m.state.Prompt == nil || m.shown != p.Content {
+		m.appearances++
+		m.shown = p.Content
+	}
+	q := *p
+	q.ID = appearanceID(p.Content, m.appearances)
+	if n := len(m.recent); n == 0 || m.recent[n-1].ID != q.ID {
+		m.recent = append(m.recent[max(0, n+1-recentPrompts):], &q)
+	}
+	return &q
+}
+
+// recentPrompts is how many past appearances a session recalls, to name
+// what a stale answer was meant for.
+const recentPrompts = 8
+
+// recall is the recent appearance promptID names, or nil.
+func (m *machine) recall(promptID string) *detect.Prompt {
+	for i := len(m.recent) - 1; i >= 0; i-- {
+		if m.recent[i].ID == promptID {
+			return m.recent[i]
+		}
+	}
+	return nil
+}
+
+// appearanceID is the promptId of the n-th appearance of a prompt whose
+// Content is content.
+func appearanceID(content string, n uint64) string {
+	h := sha256.Sum256(fmt.Appendf(nil, "%s#%d", content, n))
+	return hex.EncodeToString(h[:8])
+}
+
 // stepScreen decides a terminal session's state on its screen.
 func (m *machine) stepScreen(f facts) (State, time.Duration) {
 	v := f.screen
-	if m.answered != "" && (v.Prompt == nil || v.Prompt.ID != m.answered) {
-		m.answered = ""
-	}
 	rep := m.freshReport(v, f.status, f.statusSeq, f.now)
 	if !v.Unmatched() || rep != nil {
 		m.ready = true

@@ -55,7 +55,9 @@ var (
 	readyV   = detect.Verdict{Agent: "x", State: detect.StateIdle, Reason: "x.composer"}
 	workingV = detect.Verdict{Agent: "x", State: detect.StateWorking, Reason: "x.spinner"}
 	doneV    = detect.Verdict{Agent: "x", State: detect.StateDone, Outcome: "completed", Reason: "x.turn_done"}
-	promptP1 = &detect.Prompt{ID: "p1", Options: []detect.Option{{ID: "1", Label: "Yes", Keys: "1"}}}
+	promptP1 = &detect.Prompt{ID: "p1", Content: "p1", Options: []detect.Option{{ID: "1", Label: "Yes", Keys: "1"}}}
+	// shownP1 is promptP1's promptId in a session: its first appearance.
+	shownP1  = appearanceID("p1", 1)
 	blockedV = detect.Verdict{Agent: "x", State: detect.StateBlocked, Reason: "x.menu", Prompt: promptP1}
 )
 
@@ -130,7 +132,7 @@ func TestMachineTyped(t *testing.T) {
 	s := newStepper(t, knowsIdleRules)
 	s.want(blockedV, Blocked)
 	s.m.typed()
-	if s.m.typedAt != "p1" || s.m.task {
+	if s.m.typedAt != shownP1 || s.m.task {
 		t.Fatalf("typed at a prompt: typedAt %q task %v, want p1 and no task", s.m.typedAt, s.m.task)
 	}
 	s.want(readyV, Idle)
@@ -146,9 +148,9 @@ func TestMachineAnswered(t *testing.T) {
 	s := newStepper(t, knowsIdleRules)
 	s.m.reported(report{source: SourceHook, reason: "hook.PermissionRequest", rec: &detect.StatusRecord{State: "blocked", Kind: "permission", Message: "approve"}}, s.now)
 	s.want(blockedV, Blocked)
-	s.m.answering("p1")
+	s.m.answering(shownP1)
 	s.want(blockedV, Blocked)
-	if s.m.answered != "p1" {
+	if s.m.answered != shownP1 {
 		t.Fatal("the answer was forgotten while its prompt is still on screen")
 	}
 	// The prompt has gone; the blocked report was answered and must not
@@ -384,5 +386,35 @@ func TestMachineLateLogRefinesTheTurnsEnd(t *testing.T) {
 	s.m.reported(report{source: SourceLog, reason: "log.turn_aborted", at: aborted, rec: &detect.StatusRecord{State: "done"}, outcome: "interrupted"}, s.now.Add(100*time.Millisecond))
 	if st := s.on(idleV); st.Name != Done || st.Outcome != "interrupted" {
 		t.Fatalf("after Esc: %s/%s (%s), want done, interrupted", st.Name, st.Outcome, st.Reason)
+	}
+}
+
+// appearance: a promptId names one appearance of a prompt. A redraw keeps
+// it; the prompt leaving and coming back, even reading the same, or
+// another prompt in its place, is a new one; and the session recalls
+// what a recent promptId showed.
+func TestMachinePromptAppearances(t *testing.T) {
+	p2 := &detect.Prompt{ID: "p2", Content: "p2", Options: promptP1.Options}
+	blocked2 := detect.Verdict{Agent: "x", State: detect.StateBlocked, Reason: "x.menu", Prompt: p2}
+	s := newStepper(t, knowsIdleRules)
+	first := s.want(blockedV, Blocked).Prompt.ID
+	if again := s.want(blockedV, Blocked).Prompt.ID; again != first {
+		t.Fatalf("a redraw of the same prompt changed its id: %s, then %s", first, again)
+	}
+	s.want(workingV, Working)
+	second := s.want(blockedV, Blocked).Prompt.ID
+	if second == first {
+		t.Fatalf("the same prompt shown again after it left kept id %s: an answer to the first would take the second", first)
+	}
+	third := s.want(blocked2, Blocked).Prompt.ID
+	fourth := s.want(blockedV, Blocked).Prompt.ID
+	if third == second || fourth == second || fourth == first || fourth == third {
+		t.Fatalf("prompts in place of each other share ids: %s %s %s %s", first, second, third, fourth)
+	}
+	if p := s.m.recall(third); p == nil || p.Content != "p2" {
+		t.Fatalf("recall(%s) = %+v, want the second prompt", third, p)
+	}
+	if promptP1.ID != "p1" {
+		t.Fatalf("the verdict's own prompt was changed to %s: verdicts are shared", promptP1.ID)
 	}
 }

@@ -205,7 +205,7 @@ func fromReport(rep report, screen detect.Verdict) (State, bool) {
 		}
 		st.Name = Blocked
 		st.Prompt = &detect.Prompt{Kind: kind, Question: r.Message, Options: []detect.Option{}, Freeform: true}
-		st.Prompt.ID = detect.Fingerprint(st.Prompt)
+		st.Prompt.Seal()
 	default:
 		return st, false
 	}

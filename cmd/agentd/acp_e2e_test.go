@@ -69,13 +69,13 @@ func acpFlow(t *testing.T, argv, env []string, work string, agent, allow, reject
 			t.Fatalf("%s: options %v, want the agent's own %s and %s", name, ids, allow, reject)
 		}
 		// The prompt says which command it is about, so that three
-		// requests that may read the same are told apart: in the input
-		// where the agent sends rawInput (Claude), else in the title
+		// requests that may read the same are told apart: from the input
+		// where the agent sends rawInput (Claude), else from the title
 		// (Gemini sends the command as the title and no rawInput).
-		if tool := b.Prompt.Tool; tool == nil || !strings.Contains(tool.Input+"\n"+tool.Title, "touch "+name+".txt") || tool.Kind == "" {
-			t.Errorf("%s: prompt tool %+v, want its kind and the command touch %s.txt", name, tool, name)
+		if sub := b.Prompt.Subject; sub == nil || !strings.Contains(sub.Text, "touch "+name+".txt") || sub.Kind != "command" {
+			t.Errorf("%s: prompt subject %+v, want the command touch %s.txt", name, sub, name)
 		} else {
-			t.Logf("%s: asked %q about %s %q; options %v", name, b.Prompt.Question, tool.Kind, tool.Input, ids)
+			t.Logf("%s: asked %q about %s %q; options %v", name, b.Prompt.Question, sub.Kind, sub.Text, ids)
 		}
 		if b.Agent != agent {
 			t.Errorf("%s: blocked state names agent %q, want %q", name, b.Agent, agent)

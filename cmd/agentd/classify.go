@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/agentd/agentd/detect"
@@ -27,6 +28,7 @@ type classifyLine struct {
 type classifyPrompt struct {
 	Kind     string           `json:"kind"`
 	Question string           `json:"question"`
+	Subject  *detect.Subject  `json:"subject,omitempty"`
 	Options  []classifyOption `json:"options"`
 }
 
@@ -43,8 +45,8 @@ func cmdClassify(args []string, stdout, stderr io.Writer, explain bool) int {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	agent := fs.String("agent", "", "agent whose rules to use (default: identify from the screen)")
-	cols := fs.Int("cols", 120, "terminal columns for raw captures")
-	rows := fs.Int("rows", 40, "terminal rows for raw captures")
+	cols := fs.Int("cols", 120, "terminal columns for raw captures (default: the size in FILE's .json label beside it, else 120)")
+	rows := fs.Int("rows", 40, "terminal rows for raw captures (default: the size in FILE's .json label beside it, else 40)")
 	screen := fs.Bool("screen", false, "FILE is rendered text, one row per line, not raw PTY output")
 	asJSON := fs.Bool("json", false, "print one JSON object per file")
 	if err := fs.Parse(args); err != nil {
@@ -79,11 +81,15 @@ func cmdClassify(args []string, stdout, stderr io.Writer, explain bool) int {
 			status = 2
 			continue
 		}
+		c, r := *cols, *rows
+		if !sizeSet(fs) {
+			c, r = labelSize(file, c, r)
+		}
 		var sc detect.Screen
 		if *screen {
-			sc = detect.ScreenFromText(string(data), *cols, *rows)
+			sc = detect.ScreenFromText(string(data), c, r)
 		} else {
-			sc = term.Render(data, *cols, *rows)
+			sc = term.Render(data, c, r)
 		}
 		m := forced
 		if m == nil {
@@ -104,13 +110,35 @@ func cmdClassify(args []string, stdout, stderr io.Writer, explain bool) int {
 	return status
 }
 
+// sizeSet says whether --cols or --rows was given.
+func sizeSet(fs *flag.FlagSet) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "cols" || f.Name == "rows" })
+	return set
+}
+
+// labelSize is the terminal size a capture was recorded at, from the
+// corpus label beside it (NAME.json for NAME.raw), else cols and rows: a
+// capture replayed at another size is another screen.
+func labelSize(file string, cols, rows int) (int, int) {
+	data, err := os.ReadFile(strings.TrimSuffix(file, filepath.Ext(file)) + ".json")
+	if err != nil {
+		return cols, rows
+	}
+	var l struct{ Cols, Rows int }
+	if json.Unmarshal(data, &l) != nil || l.Cols < 2 || l.Rows < 2 || l.Cols > 1000 || l.Rows > 1000 {
+		return cols, rows
+	}
+	return l.Cols, l.Rows
+}
+
 func toLine(file string, v detect.Verdict) classifyLine {
 	l := classifyLine{File: file, Agent: v.Agent, State: v.State, Reason: v.Reason}
 	if v.State == detect.StateDone {
 		l.Outcome = v.Outcome
 	}
 	if v.State == detect.StateBlocked && v.Prompt != nil {
-		p := &classifyPrompt{Kind: v.Prompt.Kind, Question: v.Prompt.Question, Options: []classifyOption{}}
+		p := &classifyPrompt{Kind: v.Prompt.Kind, Question: v.Prompt.Question, Subject: v.Prompt.Subject, Options: []classifyOption{}}
 		for _, o := range v.Prompt.Options {
 			p.Options = append(p.Options, classifyOption{ID: o.ID, Label: o.Label})
 		}
@@ -128,6 +156,12 @@ func readableLine(file string, v detect.Verdict) string {
 	fmt.Fprintf(&b, " [%s]", v.Reason)
 	if v.State == detect.StateBlocked && v.Prompt != nil {
 		fmt.Fprintf(&b, " %s: %q", v.Prompt.Kind, v.Prompt.Question)
+		if sub := v.Prompt.Subject; sub != nil {
+			fmt.Fprintf(&b, " %s %q", sub.Kind, sub.Text)
+			if sub.Truncated {
+				b.WriteString(" (truncated)")
+			}
+		}
 		for _, o := range v.Prompt.Options {
 			fmt.Fprintf(&b, " %s=%q", o.ID, o.Label)
 		}
@@ -171,6 +205,14 @@ func printExplanation(w io.Writer, file string, m *detect.Manifest, sc detect.Sc
 	fmt.Fprintf(w, " [%s]\n", v.Reason)
 	if v.Prompt != nil {
 		fmt.Fprintf(w, "prompt %s (%s): %q freeform=%v\n", v.Prompt.ID, v.Prompt.Kind, v.Prompt.Question, v.Prompt.Freeform)
+		if sub := v.Prompt.Subject; sub != nil {
+			fmt.Fprintf(w, "  subject %s %q truncated=%v\n", sub.Kind, sub.Text, sub.Truncated)
+			for _, line := range strings.Split(sub.Detail, "\n") {
+				if sub.Detail != "" {
+					fmt.Fprintf(w, "  | %s\n", line)
+				}
+			}
+		}
 		for _, o := range v.Prompt.Options {
 			fmt.Fprintf(w, "  option %s %q kind=%s selected=%v keys=%q\n", o.ID, o.Label, o.Kind, o.Selected, o.Keys)
 		}

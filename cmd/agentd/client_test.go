@@ -192,11 +192,12 @@ type stateNote struct {
 			ID    string `json:"id"`
 			Label string `json:"label"`
 		} `json:"options"`
-		Tool *struct {
-			Kind  string `json:"kind"`
-			Title string `json:"title"`
-			Input string `json:"input"`
-		} `json:"tool"`
+		Subject *struct {
+			Kind      string `json:"kind"`
+			Text      string `json:"text"`
+			Detail    string `json:"detail"`
+			Truncated bool   `json:"truncated"`
+		} `json:"subject"`
 	} `json:"prompt"`
 }
 

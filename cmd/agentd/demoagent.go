@@ -26,6 +26,7 @@ type demoAgent struct {
 	transcript []string
 	draft      string
 	phase      string // idle, thinking, prompt, running
+	command    string // what the turn asks to run
 	spin       int
 	started    time.Time
 	selected   int
@@ -165,6 +166,7 @@ func (a *demoAgent) key(k string) bool {
 		case k == "\r":
 			if strings.TrimSpace(a.draft) != "" {
 				a.transcript = append(a.transcript, "", " > "+a.draft)
+				a.command = demoCommand(a.draft)
 				a.draft = ""
 				a.phase, a.started, a.spin = "thinking", time.Now(), 0
 			}
@@ -206,8 +208,18 @@ func (a *demoAgent) key(k string) bool {
 	return false
 }
 
+// demoCommand is the command a task asks the demo agent for: what follows
+// "run " in it ("please run make test"), else adding a notes file. The demo
+// only shows it; nothing is run.
+func demoCommand(task string) string {
+	if _, cmd, ok := strings.Cut(task, "run "); ok && strings.TrimSpace(cmd) != "" {
+		return strings.TrimSpace(cmd)
+	}
+	return "touch NOTES.md"
+}
+
 func (a *demoAgent) approve() {
-	a.transcript = append(a.transcript, " ⏺ Shell(touch NOTES.md)", "   ⎿  (demo: nothing was written)")
+	a.transcript = append(a.transcript, " ⏺ Shell("+a.command+")", "   ⎿  (demo: nothing was run)")
 	a.phase, a.spin = "running", 0
 }
 
@@ -220,10 +232,14 @@ func (a *demoAgent) interrupt() {
 func (a *demoAgent) advance() {
 	switch {
 	case a.phase == "thinking" && a.spin >= 20:
-		a.transcript = append(a.transcript, " ⏺ I'll add a NOTES.md file to the project.")
+		a.transcript = append(a.transcript, " ⏺ I'll run "+a.command+".")
 		a.phase, a.selected = "prompt", 0
 	case a.phase == "running" && a.spin >= 15:
-		a.transcript = append(a.transcript, " ⏺ Added NOTES.md.", "", fmt.Sprintf("✻ Worked for %ds", int(time.Since(a.started).Seconds()+0.5)))
+		done := " ⏺ Ran " + a.command + "."
+		if a.command == "touch NOTES.md" {
+			done = " ⏺ Added NOTES.md."
+		}
+		a.transcript = append(a.transcript, done, "", fmt.Sprintf("✻ Worked for %ds", int(time.Since(a.started).Seconds()+0.5)))
 		a.phase = "idle"
 	}
 }
@@ -270,7 +286,11 @@ func (a *demoAgent) draw() {
 		bottom = []string{"", fmt.Sprintf("%s %s (%ds · esc to interrupt)", glyph, verb, int(time.Since(a.started).Seconds())), rule, " > ", rule, "  esc to interrupt"}
 	case "prompt":
 		opts := []string{"Yes", "Yes, and don't ask again this session", "No, and tell the agent what to do differently"}
-		bottom = []string{rule, "  Shell command", "", "    touch NOTES.md", "    Add a notes file", "", "  Do you want to proceed?"}
+		bottom = []string{rule, "  Shell command", ""}
+		for _, line := range strings.Split(a.command, "\n") {
+			bottom = append(bottom, wrap("    "+line, a.cols, "    ")...)
+		}
+		bottom = append(bottom, "", "  Do you want to proceed?")
 		for i, o := range opts {
 			marker := "  "
 			if i == a.selected {

@@ -1,0 +1,265 @@
+package detect
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// Subject is what a prompt asks the person to approve: the command, the
+// file and its diff, the URL, the folder, the tool. It is untrusted text
+// (a model, a repository or an agent wrote it): Clean has made it inert,
+// and every client escapes it for its own medium.
+type Subject struct {
+	// Kind is one of SubjectKinds.
+	Kind string `json:"kind"`
+	// Text is one line: the command, path, URL, folder or tool name.
+	Text string `json:"text"`
+	// Detail is bounded more, in rows: the whole multi-line command, an
+	// edit's diff, a fetch's prompt, an MCP tool's arguments.
+	Detail string `json:"detail,omitempty"`
+	// Truncated: agentd could not see all of it (the agent elided rows,
+	// its head scrolled off the screen, or it is longer than agentd keeps).
+	Truncated bool `json:"truncated,omitempty"`
+
+	reader string // "<prompt parser>.subject[<n>]" that read it
+}
+
+// Reader names the manifest's reader that read the subject, as
+// "<prompt>.subject[<n>]" (from 1); "" where none did.
+func (s *Subject) Reader() string { return s.reader }
+
+// SubjectKinds are the kinds a subject may have.
+var SubjectKinds = map[string]bool{
+	"command": true, "edit": true, "write": true, "read": true,
+	"fetch": true, "folder": true, "tool": true, "other": true,
+}
+
+// Bounds on a subject, so a 10,000-character command cannot flood a
+// notification, a phone or a webhook: what is cut is marked Truncated.
+const (
+	MaxSubjectText       = 300  // runes
+	MaxSubjectDetail     = 8192 // bytes
+	MaxSubjectDetailRows = 200
+)
+
+// SubjectReader reads one kind of subject from a prompt's rows (a manifest's
+// [[prompt.NAME.subject]]). The readers of a prompt are tried in order; the
+// first whose When row is on screen reads the subject.
+type SubjectReader struct {
+	Kind string `toml:"kind"`
+	// When matches the row that says this reader applies ("Bash command",
+	// "Would you like to run the following command?"): the last such row
+	// above the menu. Reading starts there.
+	When string `toml:"when"`
+	// Text matches the row holding the one-line text, searched from the
+	// When row down to the menu; its group "text" (else its first group,
+	// else the whole match) is the text. Without it the text is the detail
+	// on one line.
+	Text string `toml:"text"`
+	// From starts the detail below the first row matching it after When;
+	// First starts it at that row. Without either there is a detail only
+	// when there is no Text: the rows below When.
+	From  string `toml:"from"`
+	First string `toml:"first"`
+	// To ends the detail above the first row matching it; the detail ends
+	// anyway at the question or the menu, and at MaxSubjectDetailRows.
+	To string `toml:"to"`
+	// Line is each detail row's content, its group "line" (else its first
+	// group): a box's borders or a "$ " prefix left out. A row it does not
+	// match ends the detail.
+	Line string `toml:"line"`
+	// Elided matches a row that says the agent left rows out ("… +12
+	// lines"): the subject is then Truncated.
+	Elided string `toml:"elided"`
+
+	when, text, from, first, to, line, elided *regexp.Regexp
+}
+
+func (sr *SubjectReader) compile() error {
+	if !SubjectKinds[sr.Kind] {
+		return fmt.Errorf("kind %q: want command, edit, write, read, fetch, folder, tool or other", sr.Kind)
+	}
+	if sr.When == "" {
+		return fmt.Errorf("missing when pattern")
+	}
+	if sr.From != "" && sr.First != "" {
+		return fmt.Errorf("from and first both set: the detail starts below one row or at it")
+	}
+	for _, f := range []struct {
+		name string
+		src  string
+		re   **regexp.Regexp
+	}{
+		{"when", sr.When, &sr.when}, {"text", sr.Text, &sr.text}, {"from", sr.From, &sr.from},
+		{"first", sr.First, &sr.first}, {"to", sr.To, &sr.to}, {"line", sr.Line, &sr.line}, {"elided", sr.Elided, &sr.elided},
+	} {
+		re, err := compileRow(f.src)
+		if err != nil {
+			return fmt.Errorf("%s: %v", f.name, err)
+		}
+		*f.re = re
+	}
+	return nil
+}
+
+// read reads the subject from rows, where menu is the first option row
+// (len(rows) when none) and question the question row (-1 when none). ok
+// is false when the reader's When row is not there.
+func (sr *SubjectReader) read(rows []string, question, menu int) (Subject, bool) {
+	at := -1
+	for i := menu - 1; i >= 0; i-- {
+		if sr.when.MatchString(rows[i]) {
+			at = i
+			break
+		}
+	}
+	if at < 0 {
+		return Subject{}, false
+	}
+	end := menu
+	if question > at && question < end {
+		end = question
+	}
+	sub := Subject{Kind: sr.Kind}
+	if sr.text != nil {
+		for i := at; i < end; i++ {
+			if t, ok := group(sr.text, rows[i], "text"); ok {
+				sub.Text = t
+				break
+			}
+		}
+	}
+	start := -1
+	switch {
+	case sr.from != nil || sr.first != nil:
+		for i := at + 1; i < end; i++ {
+			if sr.first != nil && sr.first.MatchString(rows[i]) {
+				start = i
+				break
+			}
+			if sr.from != nil && sr.from.MatchString(rows[i]) {
+				start = i + 1
+				break
+			}
+		}
+	case sr.text == nil:
+		start = at + 1
+	}
+	if start >= 0 {
+		var lines []string
+		for i := start; i < end; i++ {
+			row := rows[i]
+			if sr.to != nil && sr.to.MatchString(row) {
+				break
+			}
+			if sr.elided != nil && sr.elided.MatchString(row) {
+				sub.Truncated = true
+				continue
+			}
+			if sr.line != nil && strings.TrimSpace(row) != "" {
+				l, ok := group(sr.line, row, "line")
+				if !ok {
+					break
+				}
+				row = l
+			}
+			if len(lines) == MaxSubjectDetailRows {
+				sub.Truncated = true
+				break
+			}
+			lines = append(lines, strings.TrimRight(row, " \t"))
+		}
+		sub.Detail = strings.Join(dedent(trimBlank(lines)), "\n")
+		if sub.Text == "" {
+			sub.Text = strings.Join(strings.Fields(sub.Detail), " ")
+		}
+	}
+	return sub, true
+}
+
+// subject is what the prompt in rows asks to approve: the first reader's
+// that finds its row, or nil. question is the question row (-1: none), menu
+// the first option row.
+func (p *PromptParser) subject(rows []string, question, menu int) *Subject {
+	for i := range p.Subject {
+		if sub, ok := p.Subject[i].read(rows, question, menu); ok {
+			sub.reader = fmt.Sprintf("%s.subject[%d]", p.name, i+1)
+			return &sub
+		}
+	}
+	if p.SubjectRequired {
+		return &Subject{Kind: "other", Truncated: true}
+	}
+	return nil
+}
+
+// group is the named group of re's match on s, else its first group, else
+// the whole match, trimmed; ok is false when re does not match.
+func group(re *regexp.Regexp, s, name string) (string, bool) {
+	m := re.FindStringSubmatch(s)
+	if m == nil {
+		return "", false
+	}
+	if i := re.SubexpIndex(name); i > 0 {
+		return strings.TrimSpace(m[i]), true
+	}
+	if len(m) > 1 {
+		return strings.TrimSpace(m[1]), true
+	}
+	return strings.TrimSpace(m[0]), true
+}
+
+// trimBlank drops blank rows at both ends.
+func trimBlank(lines []string) []string {
+	for len(lines) > 0 && strings.TrimSpace(lines[0]) == "" {
+		lines = lines[1:]
+	}
+	for len(lines) > 0 && strings.TrimSpace(lines[len(lines)-1]) == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
+}
+
+// dedent removes the indentation all non-blank rows share.
+func dedent(lines []string) []string {
+	common := -1
+	for _, l := range lines {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		n := len(l) - len(strings.TrimLeft(l, " "))
+		if common < 0 || n < common {
+			common = n
+		}
+	}
+	if common <= 0 {
+		return lines
+	}
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		if len(l) >= common {
+			out[i] = l[common:]
+		}
+	}
+	return out
+}
+
+// Clean makes the subject inert and bounded: see CleanText. The text stays
+// one line.
+func (s *Subject) Clean() {
+	var cut bool
+	s.Text, cut = CleanText(strings.Join(strings.Fields(s.Text), " "), MaxSubjectText)
+	s.Truncated = s.Truncated || cut
+	detail, cut := CleanText(s.Detail, 0)
+	if len(detail) > MaxSubjectDetail {
+		i := MaxSubjectDetail
+		for i > 0 && !utf8.RuneStart(detail[i]) {
+			i--
+		}
+		detail, cut = detail[:i], true
+	}
+	s.Detail = detail
+	s.Truncated = s.Truncated || cut
+}

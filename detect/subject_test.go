@@ -1,0 +1,168 @@
+package detect_test
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/agentd/agentd/detect"
+)
+
+// subjectRules is a manifest whose one prompt reads a command between two
+// dashed rules under "Bash command", or a path and its diff under "Edit
+// file", and says so when it can read neither.
+const subjectRules = `name = "s"
+[[region]]
+name = "prompt"
+bottom = 40
+after = '^─{10,}\s*$'
+[[rule]]
+id = "menu"
+state = "blocked"
+region = "prompt"
+match = ['^\s*❯\s*\d+\.\s+\S']
+prompt = "menu"
+[prompt.menu]
+kind = "permission"
+question = '^\s*(\S.*\?)\s*$'
+option = '^\s*(?:❯\s*)?(?P<id>\d+)\.\s+(?P<label>\S.*?)\s*$'
+keys = "{id}"
+subject_required = true
+[[prompt.menu.subject]]
+kind = "command"
+when = '^\s*Bash command\s*$'
+from = '^\s*╌{10,}\s*$'
+to = '^\s*╌{10,}\s*$'
+[[prompt.menu.subject]]
+kind = "edit"
+when = '^\s*Edit file\s*$'
+text = '^\s*(?P<text>\S+)\s*$'
+from = '^\s*╌{10,}\s*$'
+to = '^\s*╌{10,}\s*$'
+elided = '^\s*… \+\d+ lines\s*$'
+`
+
+func subjectManifest(t *testing.T) *detect.Manifest {
+	t.Helper()
+	m, err := detect.ParseManifest("subject.toml", []byte(subjectRules))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func promptOn(t *testing.T, m *detect.Manifest, rows ...string) *detect.Prompt {
+	t.Helper()
+	v := m.Classify(detect.ScreenFromText(strings.Join(rows, "\n"), 80, 30))
+	if v.State != detect.StateBlocked || v.Prompt == nil {
+		t.Fatalf("verdict %s (%s), want blocked", v.State, v.Reason)
+	}
+	return v.Prompt
+}
+
+const rule = "────────────────────────────────────────────────────────────────────────────────"
+const dashes = " ╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌╌"
+
+var menu = []string{" Do you want to proceed?", " ❯ 1. Yes", "   2. No"}
+
+func TestSubjectCommand(t *testing.T) {
+	m := subjectManifest(t)
+	p := promptOn(t, m, append([]string{rule, " Bash command", " Create made.txt", dashes,
+		"  for f in a b; do", "    touch $f", "  done", dashes}, menu...)...)
+	want := detect.Subject{Kind: "command", Text: "for f in a b; do touch $f done", Detail: "for f in a b; do\n  touch $f\ndone"}
+	checkSubjectIs(t, p.Subject, want)
+}
+
+func TestSubjectEditWithElidedDiff(t *testing.T) {
+	m := subjectManifest(t)
+	p := promptOn(t, m, append([]string{rule, " Edit file", " notes.txt", dashes,
+		"  1 -one", "  1 +two", "  … +12 lines", dashes}, menu...)...)
+	want := detect.Subject{Kind: "edit", Text: "notes.txt", Detail: "1 -one\n1 +two", Truncated: true}
+	checkSubjectIs(t, p.Subject, want)
+}
+
+// A prompt whose parser always shows a subject, with no reader's row on
+// screen (its head scrolled off), says it could not read it.
+func TestSubjectRequiredButUnread(t *testing.T) {
+	m := subjectManifest(t)
+	p := promptOn(t, m, append([]string{rule, "    touch $f", "  done", dashes}, menu...)...)
+	if p.Subject == nil || p.Subject.Kind != "other" || p.Subject.Text != "" || !p.Subject.Truncated {
+		t.Fatalf("subject %+v, want other, empty, truncated", p.Subject)
+	}
+}
+
+// Two prompts with the same question and options about different commands
+// are different prompts; the same command wrapped at another width is not.
+func TestSubjectIsPartOfThePromptsContent(t *testing.T) {
+	m := subjectManifest(t)
+	a := promptOn(t, m, append([]string{rule, " Bash command", dashes, "  touch NOTES.md", dashes}, menu...)...)
+	b := promptOn(t, m, append([]string{rule, " Bash command", dashes, "  rm -rf ~/projects", dashes}, menu...)...)
+	if a.Content == b.Content || a.ID == b.ID {
+		t.Fatalf("touch and rm under one question share content %s", a.Content)
+	}
+	long := promptOn(t, m, append([]string{rule, " Bash command", dashes, "  git commit -am 'one two three'", dashes}, menu...)...)
+	wrapped := promptOn(t, m, append([]string{rule, " Bash command", dashes, "  git commit -am 'one two", "  three'", dashes}, menu...)...)
+	if long.Content != wrapped.Content {
+		t.Fatalf("a command wrapped at another width reads as another prompt: %+v, %+v", long.Subject, wrapped.Subject)
+	}
+}
+
+func TestSubjectReaderErrorsNameThePlace(t *testing.T) {
+	for _, tc := range []struct{ edit, want string }{
+		{`kind = "command"`, `kind = "shell"`},
+		{`when = '^\s*Bash command\s*$'`, `when = '(('`},
+	} {
+		src := strings.Replace(subjectRules, tc.edit, tc.want, 1)
+		_, err := detect.ParseManifest("subject.toml", []byte(src))
+		if err == nil || !strings.Contains(err.Error(), "subject.toml:") || !strings.Contains(err.Error(), `prompt "menu": subject 1:`) {
+			t.Errorf("%s: error %v, want one naming the file, line, prompt and reader", tc.want, err)
+		}
+	}
+}
+
+// Hostile subjects: whatever an agent, a model or a repository puts in a
+// command reaches a person inert, bounded and without secrets.
+func TestCleanTextHostile(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"terminal escapes", "rm \x1b[31m-rf\x1b[0m \x1b]0;title\x07x\x1b]8;;http://evil\x1b\\link", "rm -rf xlink"},
+		{"controls", "a\rb\x08c\x00d\x7fe\u0085f", "abcdef"},
+		{"tabs and newlines", "a\tb\nc", "a    b\nc"},
+		{"bidi override (Trojan Source)", "echo safe \u202e;)lmth.x(mr\u202c", "echo safe ⟨U+202E⟩;)lmth.x(mr⟨U+202C⟩"},
+		{"zero-width", "r\u200bm -rf /", "r⟨U+200B⟩m -rf /"},
+		{"html stays text", "<script>alert(1)</script>", "<script>alert(1)</script>"},
+		{"anthropic key", "ANTHROPIC_API_KEY: sk-ant-...jklmnopqrstuvwxyz-AA", "ANTHROPIC_API_KEY: [redacted]"},
+		{"bare key", "curl -H x sk-proj-abcdefghijklmnopqrstuvwx", "curl -H x [redacted]"},
+		{"github token", "git clone https://ghp_abcdefghijklmnopqrstuvwxyz0123@github.com/x", "git clone https://[redacted]@github.com/x"},
+		{"password in url", "psql postgres://app:hunter22@db/x", "psql postgres://app:[redacted]@db/x"},
+		{"bearer", "curl -H 'Authorization: Bearer abcdefghijklmnop1234'", "curl -H 'Authorization: Bearer [redacted]'"},
+		{"env assignment", "export OPENAI_API_KEY=abc123def456 && run", "export OPENAI_API_KEY=[redacted] && run"},
+		{"aws", "aws configure set aws_access_key_id AKIAABCDEFGHIJKLMNOP", "aws configure set aws_access_key_id [redacted]"},
+		{"private key", "echo '-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n-----END OPENSSH PRIVATE KEY-----' > k", "echo '[redacted]' > k"},
+		{"no false alarm", "npm test -- --max_tokens=4096 && git log --author=ann", "npm test -- --max_tokens=4096 && git log --author=ann"},
+	} {
+		if got, _ := detect.CleanText(tc.in, 0); got != tc.want {
+			t.Errorf("%s: CleanText(%q) = %q, want %q", tc.name, tc.in, got, tc.want)
+		}
+	}
+}
+
+// A 10,000-character command is cut to a bounded text and detail, marked
+// truncated, and never split inside a character.
+func TestSubjectBounded(t *testing.T) {
+	cmd := "echo " + strings.Repeat("é", 10000)
+	s := detect.Subject{Kind: "command", Text: cmd, Detail: strings.Repeat(cmd+"\n", 3)}
+	s.Clean()
+	if !s.Truncated || utf8.RuneCountInString(s.Text) != detect.MaxSubjectText || len(s.Detail) > detect.MaxSubjectDetail {
+		t.Fatalf("text %d runes, detail %d bytes, truncated %v: want at most %d runes and %d bytes, truncated", utf8.RuneCountInString(s.Text), len(s.Detail), s.Truncated, detect.MaxSubjectText, detect.MaxSubjectDetail)
+	}
+	if !utf8.ValidString(s.Text) || !utf8.ValidString(s.Detail) || strings.Contains(s.Text, "\n") {
+		t.Fatalf("cut inside a character or text on several lines: %q…", s.Text[:20])
+	}
+}
+
+func checkSubjectIs(t *testing.T, got *detect.Subject, want detect.Subject) {
+	t.Helper()
+	if got == nil || got.Kind != want.Kind || got.Text != want.Text || got.Detail != want.Detail || got.Truncated != want.Truncated {
+		t.Fatalf("subject %+v, want %+v", got, want)
+	}
+}
