@@ -1,0 +1,89 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/agentd/agentd/fixtures/fakemodel"
+	"github.com/agentd/agentd/fixtures/lab"
+)
+
+// TestAnswerForOnePromptNeverTakesTheNext runs the real Claude Code through
+// two permission prompts in a row that read exactly the same: the same
+// question, the same options, the same command. The first is answered in
+// the terminal, as a person at the keyboard would; then an answer carrying
+// the first prompt's promptId arrives late (a phone, a second window). It
+// must be refused as stale, naming what it was for and what is on screen,
+// and nothing may be typed: the model is never told the second command ran.
+func TestAnswerForOnePromptNeverTakesTheNext(t *testing.T) {
+	const cmd = "touch twice.txt"
+	// The model asks for the same command twice, then says it is done:
+	// each request carries one more tool result than the last.
+	script := &fakemodel.Script{Rules: []fakemodel.Rule{{Prompt: "do it twice", ReplyFor: func(r fakemodel.Request) fakemodel.Reply {
+		if strings.Count(string(r.Body), `"tool_result"`) < 2 {
+			return fakemodel.Reply{Text: "Running it.", Tool: lab.ClaudeBash(cmd, "Touch the file")}
+		}
+		return fakemodel.Reply{Text: "Done twice."}
+	}}}}
+	c := startAgentd(t)
+	_, s, from, srv := spawnClaude(t, c, script, lab.ClaudeOptions{})
+	id := s.SessionID
+	defer func() {
+		if t.Failed() {
+			t.Logf("states %s\nscreen:\n%s", c.stateTrail(id), c.screen(id))
+		}
+	}()
+	c.mustCall("runtime_send", map[string]any{"sessionId": id, "text": "do it twice", "submit": true}, nil)
+	first := c.waitPrompt(id, &from, 90*time.Second)
+	if sub := first.Prompt.Subject; sub == nil || sub.Kind != "command" || sub.Text != cmd {
+		t.Fatalf("first prompt's subject %+v, want the command %q", sub, cmd)
+	}
+	// A person answers it in the terminal: "1", Yes.
+	c.mustCall("session/input", map[string]any{"sessionId": id, "data": "1"}, nil)
+	c.waitState(id, "working", &from, 60*time.Second)
+	second := c.waitPrompt(id, &from, 90*time.Second)
+	if second.Prompt.PromptID == first.Prompt.PromptID {
+		t.Fatalf("the prompt shown again after it was answered kept promptId %s: a late answer to the first would approve the second", first.Prompt.PromptID)
+	}
+	if second.Prompt.Question != first.Prompt.Question || !sameLabels(promptLabels(second), promptLabels(first)) ||
+		second.Prompt.Subject == nil || *second.Prompt.Subject != *first.Prompt.Subject {
+		t.Fatalf("the second prompt reads otherwise than the first: %+v, then %+v; the test wants two that read the same", first.Prompt, second.Prompt)
+	}
+	err := c.call("runtime_answer", map[string]any{"sessionId": id, "promptId": first.Prompt.PromptID, "optionId": optionByLabel(t, first, "Yes")}, nil)
+	if rpcCode(err) != -32021 {
+		t.Fatalf("a late answer to the first prompt: %v, want refused as stale (-32021)", err)
+	}
+	var data struct {
+		Prompt struct {
+			PromptID string `json:"promptId"`
+		} `json:"prompt"`
+	}
+	if je, ok := err.(*jsonrpc2.Error); !ok || je.Data == nil || json.Unmarshal(*je.Data, &data) != nil || data.Prompt.PromptID != second.Prompt.PromptID {
+		t.Errorf("the refusal's data names prompt %q, want the one on screen, %s", data.Prompt.PromptID, second.Prompt.PromptID)
+	}
+	if msg := err.Error(); !strings.Contains(msg, first.Prompt.PromptID) || !strings.Contains(msg, second.Prompt.PromptID) || !strings.Contains(msg, cmd) {
+		t.Errorf("the refusal %q does not name both prompts and what they approve", msg)
+	}
+	// Refuse the second where it is on screen: the turn ends interrupted,
+	// and had the late answer typed "1", the model would have been sent the
+	// second command's result.
+	c.mustCall("runtime_answer", map[string]any{"sessionId": id, "promptId": second.Prompt.PromptID, "optionId": optionByLabel(t, second, "No")}, nil)
+	if done := c.waitState(id, "done", &from, 60*time.Second); done.Outcome != "interrupted" {
+		t.Errorf("after No: done %q (%s), want interrupted", done.Outcome, done.Reason)
+	}
+	results := 0
+	for _, r := range srv.Requests() {
+		if r.ToolResult {
+			results++
+		}
+	}
+	if results != 1 {
+		t.Fatalf("the model was sent %d tool results, want 1: the late answer approved the second command", results)
+	}
+}
+
+func sameLabels(a, b []string) bool { return strings.Join(a, "\x00") == strings.Join(b, "\x00") }
