@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -416,5 +417,52 @@ func TestMachinePromptAppearances(t *testing.T) {
 	}
 	if promptP1.ID != "p1" {
 		t.Fatalf("the verdict's own prompt was changed to %s: verdicts are shared", promptP1.ID)
+	}
+}
+
+// A hook's tool call is the authority on what a prompt approves: it fills
+// the subject of the prompt that follows it, a screen that names another
+// thing is drift (noted once), and a report from before the last prompt
+// left, or spent by the tool's end, fills nothing.
+func TestMachineToolSubjectFromAReport(t *testing.T) {
+	onScreen := func(text string) detect.Verdict {
+		p := &detect.Prompt{Kind: "permission", Question: "Proceed?", Options: promptP1.Options, Subject: &detect.Subject{Kind: "command", Text: text, Detail: text}}
+		p.Seal()
+		return detect.Verdict{Agent: "x", State: detect.StateBlocked, Reason: "x.menu", Prompt: p}
+	}
+	hook := func(s *stepper, event, state string, sub *detect.Subject) {
+		s.m.reported(report{source: SourceHook, reason: "hook." + event, rec: &detect.StatusRecord{State: state}, subject: sub}, s.now)
+	}
+	s := newStepper(t, knowsIdleRules)
+	s.want(readyV, Idle)
+	hook(s, "PreToolUse", "working", &detect.Subject{Kind: "command", Text: "touch a.txt"})
+	st := s.want(onScreen("touch a.txt"), Blocked)
+	if sub := st.Prompt.Subject; sub.Text != "touch a.txt" || sub.Detail != "touch a.txt" || s.m.takeDrift() != "" {
+		t.Fatalf("an agreeing report: subject %+v, want the report's text with the screen's detail and no drift", sub)
+	}
+	hook(s, "PostToolUse", "working", nil)
+	s.want(workingV, Working)
+	hook(s, "PermissionRequest", "blocked", &detect.Subject{Kind: "command", Text: "rm -rf build"})
+	st = s.want(onScreen("rm -rf bui"), Blocked)
+	if st.Prompt.Subject.Text != "rm -rf build" {
+		t.Fatalf("subject %+v, want the report's", st.Prompt.Subject)
+	}
+	if d := s.m.takeDrift(); !strings.Contains(d, "rm -rf build") || !strings.Contains(d, "rm -rf bui") {
+		t.Fatalf("drift %q, want both subjects named", d)
+	}
+	s.want(onScreen("rm -rf bui"), Blocked)
+	if d := s.m.takeDrift(); d != "" {
+		t.Fatalf("the same drift noted again: %q", d)
+	}
+	// The prompt left; the next one comes with no report of its own.
+	s.want(workingV, Working)
+	if st := s.want(onScreen("make test"), Blocked); st.Prompt.Subject.Text != "make test" {
+		t.Fatalf("a report from before the last prompt left named the next one: %+v", st.Prompt.Subject)
+	}
+	// A dialog of the agent's own shows no subject and gets none.
+	s.want(workingV, Working)
+	hook(s, "PreToolUse", "working", &detect.Subject{Kind: "command", Text: "ls"})
+	if st := s.want(blockedV, Blocked); st.Prompt.Subject != nil {
+		t.Fatalf("a prompt without a subject got the report's: %+v", st.Prompt.Subject)
 	}
 }
