@@ -55,14 +55,13 @@ func (tc toolCall) subject() *detect.Subject {
 		if strings.Contains(cmd, "\n") {
 			s.Detail = cmd
 		}
+	case in["content"] != nil && (path != "" || len(tc.diffs) > 0) || newFiles(tc.diffs):
+		s.Kind, s.Text, s.Detail = "write", path, tc.diff(in, path)
+		if s.Detail == "" {
+			s.Detail = udiff.Unified("/dev/null", path, "", ensureNewline(plain(in["content"])))
+		}
 	case len(tc.diffs) > 0 || in["old_string"] != nil || in["new_string"] != nil || in["edits"] != nil:
 		s.Kind, s.Text, s.Detail = "edit", path, tc.diff(in, path)
-		if s.Text == "" && len(tc.diffs) > 0 {
-			s.Text = tc.diffs[0].Path
-		}
-	case path != "" && in["content"] != nil:
-		s.Kind, s.Text = "write", path
-		s.Detail = udiff.Unified("/dev/null", path, "", ensureNewline(plain(in["content"])))
 	case url != "":
 		s.Kind, s.Text, s.Detail = "fetch", url, plain(in["prompt"])
 	case path != "":
@@ -76,6 +75,9 @@ func (tc toolCall) subject() *detect.Subject {
 		s.Kind, s.Text = "tool", tc.title
 	default:
 		return nil
+	}
+	if s.Text == "" && len(tc.diffs) > 0 {
+		s.Text = tc.diffs[0].Path
 	}
 	if k, ok := acpKinds[tc.kind]; ok && s.Kind == "tool" {
 		s.Kind = k
@@ -94,6 +96,9 @@ func (tc toolCall) diff(in map[string]json.RawMessage, path string) string {
 	if b.Len() > 0 {
 		return b.String()
 	}
+	if in["old_string"] == nil && in["new_string"] == nil && in["edits"] == nil {
+		return ""
+	}
 	edits := []map[string]json.RawMessage{in}
 	var list []map[string]json.RawMessage
 	if json.Unmarshal(in["edits"], &list) == nil && len(list) > 0 {
@@ -103,6 +108,16 @@ func (tc toolCall) diff(in map[string]json.RawMessage, path string) string {
 		b.WriteString(udiff.Unified(path, path, ensureNewline(plain(e["old_string"])), ensureNewline(plain(e["new_string"]))))
 	}
 	return b.String()
+}
+
+// newFiles says whether every diff makes a new file.
+func newFiles(ds []acp.Diff) bool {
+	for _, d := range ds {
+		if d.OldText != "" {
+			return false
+		}
+	}
+	return len(ds) > 0
 }
 
 func ensureNewline(s string) string {

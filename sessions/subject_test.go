@@ -54,3 +54,10 @@ func TestToolCallSubject(t *testing.T) {
 		t.Errorf("a tool call that says nothing: subject %+v, want none", s)
 	}
 }
+
+func TestToolCallSubjectNewFileFromACPDiff(t *testing.T) {
+	s := toolCall{kind: "edit", diffs: []acp.Diff{{Path: "/w/new.txt", NewText: "hi\n"}}}.subject()
+	if s == nil || s.Kind != "write" || s.Text != "/w/new.txt" || s.Detail != "--- /w/new.txt\n+++ /w/new.txt\n@@ -0,0 +1 @@\n+hi\n" {
+		t.Fatalf("subject %+v, want a write of /w/new.txt with its diff", s)
+	}
+}

@@ -87,3 +87,38 @@ func TestAnswerForOnePromptNeverTakesTheNext(t *testing.T) {
 }
 
 func sameLabels(a, b []string) bool { return strings.Join(a, "\x00") == strings.Join(b, "\x00") }
+
+// TestACPEditSubjectIsItsDiff runs Claude Code over ACP (claude-agent-acp,
+// in the mode that asks first) through a file write: the permission's tool
+// call carries the change, and the prompt's subject is the file and the
+// diff a person approves.
+func TestACPEditSubjectIsItsDiff(t *testing.T) {
+	bin := requireAgent(t, "claude-agent-acp")
+	d, err := lab.NewDirs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := d.Work + "/notes.txt"
+	input, _ := json.Marshal(map[string]string{"file_path": path, "content": "first line\nsecond line\n"})
+	script := &fakemodel.Script{Rules: []fakemodel.Rule{{Prompt: "write the notes",
+		Reply: fakemodel.Reply{Tool: &fakemodel.ToolCall{Name: "Write", Input: string(input)}}, AfterTool: fakemodel.Reply{Text: "Wrote them."}}}}
+	l, _, err := lab.ClaudeAgentACP(bin, d, script, lab.ClaudeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.Cleanup)
+	c := startAgentd(t)
+	var s spawned
+	c.mustCall("session/spawn", map[string]any{"argv": l.Argv, "cwd": d.Work, "env": envMap(l.Env, lab.ClaudeUnset...), "protocol": "acp", "agent": "claude-agent-acp"}, &s)
+	from := 0
+	c.waitState(s.SessionID, "idle", &from, 60*time.Second)
+	c.mustCall("session/prompt", map[string]any{"sessionId": s.SessionID, "text": "please write the notes"}, nil)
+	b := c.waitPrompt(s.SessionID, &from, 90*time.Second)
+	sub := b.Prompt.Subject
+	if sub == nil || sub.Kind != "write" || sub.Text != path || !strings.Contains(sub.Detail, "+first line\n+second line") {
+		t.Fatalf("subject %+v, want a write of %s with the lines it adds", sub, path)
+	}
+	t.Logf("asked %q about %s %s:\n%s", b.Prompt.Question, sub.Kind, sub.Text, sub.Detail)
+	c.mustCall("session/kill", map[string]any{"sessionId": s.SessionID}, nil)
+	c.waitState(s.SessionID, "exited", &from, 20*time.Second)
+}
