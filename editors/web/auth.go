@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -31,12 +32,17 @@ type Tokens struct {
 	token []byte
 	mod   time.Time
 	size  int64
+	// gen counts changes of the token (a rotation, or the file turning
+	// unusable); changed is closed at the next one, so open event streams
+	// hear of a rotation at once instead of polling the file each.
+	gen     uint64
+	changed chan struct{}
 }
 
 // NewTokens reads the token at path, making one (0600, in a 0700 folder)
 // when there is none.
 func NewTokens(path string) (*Tokens, error) {
-	t := &Tokens{path: path}
+	t := &Tokens{path: path, changed: make(chan struct{})}
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		if err := Rotate(path); err != nil {
 			return nil, err
@@ -75,24 +81,78 @@ func (t *Tokens) current() ([]byte, error) {
 	defer t.mu.Unlock()
 	st, err := os.Stat(t.path)
 	if err != nil {
+		t.lost()
 		return nil, fmt.Errorf("web token %s: %w", t.path, err)
 	}
 	if st.ModTime().Equal(t.mod) && st.Size() == t.size && t.token != nil {
 		return t.token, nil
 	}
 	if st.Mode().Perm()&0o077 != 0 {
+		t.lost()
 		return nil, fmt.Errorf("web token %s: mode %#o lets others read it; run `agentd web --rotate` for a new one (0600)", t.path, st.Mode().Perm())
 	}
 	b, err := os.ReadFile(t.path)
 	if err != nil {
+		t.lost()
 		return nil, fmt.Errorf("web token %s: %w", t.path, err)
 	}
 	tok := []byte(strings.TrimSpace(string(b)))
 	if raw, err := base64.RawURLEncoding.DecodeString(string(tok)); err != nil || len(raw) < 16 {
+		t.lost()
 		return nil, fmt.Errorf("web token %s: not a token of at least 128 bits; run `agentd web --rotate`", t.path)
+	}
+	if t.token != nil && subtle.ConstantTimeCompare(tok, t.token) != 1 {
+		t.bump()
 	}
 	t.token, t.mod, t.size = tok, st.ModTime(), st.Size()
 	return t.token, nil
+}
+
+// lost forgets a token whose file went missing or unusable: everything
+// made from it stops working, as after a rotation. Called with t.mu held.
+func (t *Tokens) lost() {
+	if t.token != nil {
+		t.token, t.mod, t.size = nil, time.Time{}, 0
+		t.bump()
+	}
+}
+
+// bump tells whoever waits on Changed that the token changed. Called with t.mu held.
+func (t *Tokens) bump() {
+	t.gen++
+	close(t.changed)
+	t.changed = make(chan struct{})
+}
+
+// changes is a channel closed at the token's next change, and the
+// generation it belongs to: comparing generations is the cheap check an
+// event stream makes before each event.
+func (t *Tokens) changes() (<-chan struct{}, uint64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.changed, t.gen
+}
+
+func (t *Tokens) generation() uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.gen
+}
+
+// Watch reads the token file every interval until ctx ends, so a
+// rotation in another terminal closes open event streams even when no
+// request comes in to notice it.
+func (t *Tokens) Watch(ctx context.Context, every time.Duration) {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			_, _ = t.current()
+		}
+	}
 }
 
 // Token is the current token, for the URL agentd web prints.
@@ -150,12 +210,19 @@ func (t *Tokens) checkCookie(v string, now time.Time) bool {
 	if subtle.ConstantTimeCompare([]byte(sum), []byte(want)) != 1 {
 		return false
 	}
+	issued, ok := cookieIssued(v)
+	return ok && !issued.After(now.Add(time.Minute)) && now.Sub(issued) < cookieLife
+}
+
+// cookieIssued is when a cookie was made (its first part); the MAC is
+// checkCookie's business.
+func cookieIssued(v string) (time.Time, bool) {
+	ts, _, _ := strings.Cut(v, ".")
 	sec, err := strconv.ParseInt(ts, 10, 64)
 	if err != nil {
-		return false
+		return time.Time{}, false
 	}
-	issued := time.Unix(sec, 0)
-	return !issued.After(now.Add(time.Minute)) && now.Sub(issued) < cookieLife
+	return time.Unix(sec, 0), true
 }
 
 // csrf is the token a page sends with every state-changing request: bound

@@ -424,3 +424,42 @@ func TestTLSRefusesHTTPOrigins(t *testing.T) {
 		}
 	}
 }
+
+// TestRotationEndsOpenStreams: a page's live feed opened before
+// `agentd web --rotate` ends at the rotation, telling the page why,
+// instead of sending screens to a browser whose cookie is void.
+func TestRotationEndsOpenStreams(t *testing.T) {
+	p := newPage(t, pageOpts{})
+	p.login()
+	events := p.stream("/api/events")
+	awaitEvent(t, events, "the first snapshot", func(ev sse) bool { return ev.name == "sessions" })
+	if err := Rotate(p.tokenPath); err != nil {
+		t.Fatal(err)
+	}
+	rest := awaitEnd(t, events, "after agentd web --rotate")
+	if len(rest) == 0 || rest[len(rest)-1].name != "signed-out" || !strings.Contains(rest[len(rest)-1].data, "--rotate") {
+		t.Fatalf("the stream's last events %v, want a signed-out event naming --rotate", rest)
+	}
+	if !strings.Contains(p.logText(), "closed an event stream") {
+		t.Error("the closing is not logged")
+	}
+}
+
+// TestExpiryEndsOpenStreams: a stream opened a second before its cookie
+// expires ends when it does.
+func TestExpiryEndsOpenStreams(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	p := newPage(t, pageOpts{now: clock})
+	p.login()
+	mu.Lock()
+	now = now.Add(30*24*time.Hour - time.Second)
+	mu.Unlock()
+	events := p.stream("/api/events")
+	awaitEvent(t, events, "the first snapshot", func(ev sse) bool { return ev.name == "sessions" })
+	rest := awaitEnd(t, events, "its cookie's expiry")
+	if len(rest) == 0 || rest[len(rest)-1].name != "signed-out" || !strings.Contains(rest[len(rest)-1].data, "expired") {
+		t.Fatalf("the stream's last events %v, want a signed-out event saying the sign-in expired", rest)
+	}
+}

@@ -54,7 +54,13 @@ type Options struct {
 	// (defaults 5 and 1 minute).
 	LoginFailures int
 	LoginWindow   time.Duration
-	Now           func() time.Time
+	// KeepAlive is how often an open event stream gets a "ping" event
+	// (default 10 s); the page shows itself stale after three missed.
+	KeepAlive time.Duration
+	// TokenCheck is how often the token file is read for a rotation
+	// (default 2 s): open streams end when it changes.
+	TokenCheck time.Duration
+	Now        func() time.Time
 }
 
 // Server serves the page and its API.
@@ -80,6 +86,12 @@ func New(o Options) *Server {
 	if o.LoginWindow == 0 {
 		o.LoginWindow = time.Minute
 	}
+	if o.KeepAlive == 0 {
+		o.KeepAlive = 10 * time.Second
+	}
+	if o.TokenCheck == 0 {
+		o.TokenCheck = 2 * time.Second
+	}
 	s := &Server{o: o, b: newBridge(o.Dial, o.Log), logins: &limiter{max: o.LoginFailures, window: o.LoginWindow}, hosts: map[string]bool{}}
 	for _, h := range o.Hosts {
 		s.hosts[strings.ToLower(h)] = true
@@ -92,6 +104,7 @@ func New(o Options) *Server {
 // returns the first attempt's error (the server still runs: it tries
 // again every 2 s, and the page says it is not connected).
 func (s *Server) Start(ctx context.Context) error {
+	go s.o.Tokens.Watch(ctx, s.o.TokenCheck)
 	ready := make(chan error, 1)
 	go s.b.run(ctx, ready)
 	return <-ready
@@ -265,7 +278,8 @@ func (s *Server) hello(w http.ResponseWriter, r *http.Request, cookie string) {
 		httpError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"csrf": csrf, "allowInput": s.o.AllowInput, "version": s.o.Version})
+	writeJSON(w, http.StatusOK, map[string]any{"csrf": csrf, "allowInput": s.o.AllowInput, "version": s.o.Version,
+		"keepAliveMs": s.o.KeepAlive.Milliseconds()})
 }
 
 func (s *Server) sessions(w http.ResponseWriter, r *http.Request, _ string) {
@@ -273,8 +287,12 @@ func (s *Server) sessions(w http.ResponseWriter, r *http.Request, _ string) {
 }
 
 // events is the page's live feed (server-sent events): the sessions, each
-// change of state, and the watched session's screen.
-func (s *Server) events(w http.ResponseWriter, r *http.Request, _ string) {
+// change of state, the watched session's screen, and a "ping" every
+// KeepAlive so the page can tell a quiet feed from a dead one. The cookie
+// is checked again before every event (cheaply: the token's generation
+// and the cookie's age) and when the token changes, so a rotation or the
+// cookie's expiry ends a stream that was open before it.
+func (s *Server) events(w http.ResponseWriter, r *http.Request, cookie string) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
 		httpError(w, http.StatusInternalServerError, "streaming unsupported")
@@ -285,23 +303,66 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, _ string) {
 		httpError(w, http.StatusBadRequest, "watch: session id too long")
 		return
 	}
+	rotated, gen := s.o.Tokens.changes()
+	issued, _ := cookieIssued(cookie)
+	expires := issued.Add(cookieLife)
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
 	fl.Flush()
 	st := s.b.open(r.Context(), watchID)
 	defer s.b.close(st)
-	keepAlive := time.NewTicker(25 * time.Second)
+	keepAlive := time.NewTicker(s.o.KeepAlive)
 	defer keepAlive.Stop()
+	expiry := time.NewTimer(expires.Sub(s.o.Now()))
+	defer expiry.Stop()
+	// signedOut tells the page why its feed ends, so it stops reconnecting
+	// and says what to do, instead of retrying into 401s.
+	signedOut := func(why string) {
+		s.o.Log.Info("web: closed an event stream", append([]any{"why", why}, who(r)...)...)
+		data, _ := json.Marshal(map[string]string{"error": why})
+		_, _ = fmt.Fprintf(w, "event: signed-out\ndata: %s\n\n", data)
+		fl.Flush()
+	}
+	stillValid := func() bool {
+		if s.o.Tokens.generation() != gen {
+			signedOut("this browser is signed out: the access token changed (agentd web --rotate); open a new link from agentd web")
+			return false
+		}
+		if !s.o.Now().Before(expires) {
+			signedOut(expiredMsg)
+			return false
+		}
+		return true
+	}
 	for {
 		select {
 		case <-r.Context().Done():
 			return
 		case <-st.gone:
 			return
+		case <-rotated:
+			if !s.o.Tokens.checkCookie(cookie, s.o.Now()) {
+				signedOut("this browser is signed out: the access token changed (agentd web --rotate) or its file is unusable; open a new link from agentd web")
+				return
+			}
+			// The file changed but not the token (touched): keep going.
+			rotated, gen = s.o.Tokens.changes()
+			continue
+		case <-expiry.C:
+			signedOut(expiredMsg)
+			return
 		case <-keepAlive.C:
-			_, _ = io.WriteString(w, ": keep-alive\n\n")
+			if !stillValid() {
+				return
+			}
+			if _, err := io.WriteString(w, "event: ping\ndata: {}\n\n"); err != nil {
+				return
+			}
 		case ev := <-st.ch:
+			if !stillValid() {
+				return
+			}
 			if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.name, ev.data); err != nil {
 				return
 			}
@@ -309,6 +370,8 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, _ string) {
 		fl.Flush()
 	}
 }
+
+const expiredMsg = "this browser's sign-in expired (30 days); open a new link from agentd web"
 
 // who is where a request came from, for the log.
 func who(r *http.Request) []any {
