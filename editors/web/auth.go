@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -243,34 +244,129 @@ func (t *Tokens) checkCSRF(cookie, presented string) bool {
 	return subtle.ConstantTimeCompare([]byte(presented), []byte(want)) == 1
 }
 
-// limiter counts failed logins: past max within window, every login is
-// refused until the window has passed since the last failure. One count
-// for all: behind `tailscale serve` every request comes from 127.0.0.1.
+// limiter counts failed logins per source (remote address): past max
+// within window a source is locked out, for base at first and twice as
+// long at each lockout after (up to longest), the right token or code
+// too, so guessing gains nothing. Other sources are not touched: a flood
+// from one address never locks out another. A source is forgotten after
+// longest has passed quietly since its last failure or lockout, and the
+// table holds at most maxSources (the least recently failing go first).
 type limiter struct {
-	mu       sync.Mutex
-	max      int
-	window   time.Duration
-	failures []time.Time
+	mu         sync.Mutex
+	max        int
+	window     time.Duration
+	base       time.Duration
+	longest    time.Duration
+	maxSources int
+	sources    map[string]*source
 }
 
-func (l *limiter) blocked(now time.Time) bool {
+// source is one remote address's record of failures.
+type source struct {
+	failures []time.Time // within the window, at most max
+	lockouts int         // lockouts so far: the next lasts base << lockouts
+	until    time.Time   // locked out until then
+	last     time.Time   // the last failure or refused attempt
+}
+
+func newLimiter(max int, window, base, longest time.Duration, maxSources int) *limiter {
+	return &limiter{max: max, window: window, base: base, longest: longest, maxSources: maxSources, sources: map[string]*source{}}
+}
+
+// locked says until when key is locked out, if it is now.
+func (l *limiter) locked(key string, now time.Time) (time.Time, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.prune(now)
-	return len(l.failures) >= l.max
+	src := l.sources[key]
+	if src == nil || !now.Before(src.until) {
+		return time.Time{}, false
+	}
+	// A refused attempt keeps the record alive but does not lengthen the
+	// lockout: the person retrying with the right link gets in at the time told.
+	src.last = now
+	return src.until, true
 }
 
-func (l *limiter) fail(now time.Time) {
+// fail counts a failed login from key; it returns the end of the lockout
+// this failure started, or the zero time.
+func (l *limiter) fail(key string, now time.Time) time.Time {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.prune(now)
-	l.failures = append(l.failures, now)
-}
-
-func (l *limiter) prune(now time.Time) {
+	src := l.sources[key]
+	if src == nil {
+		l.makeRoom(now)
+		src = &source{}
+		l.sources[key] = src
+	}
+	src.last = now
 	i := 0
-	for i < len(l.failures) && now.Sub(l.failures[i]) >= l.window {
+	for i < len(src.failures) && now.Sub(src.failures[i]) >= l.window {
 		i++
 	}
-	l.failures = l.failures[i:]
+	src.failures = append(src.failures[i:], now)
+	if len(src.failures) < l.max {
+		return time.Time{}
+	}
+	d := l.longest
+	if src.lockouts < 30 && l.base<<src.lockouts < l.longest {
+		d = l.base << src.lockouts
+	}
+	src.lockouts++
+	src.failures = src.failures[:0]
+	src.until = now.Add(d)
+	return src.until
+}
+
+// succeeded forgets key's failures: the person at that address has the link.
+func (l *limiter) succeeded(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.sources, key)
+}
+
+// makeRoom keeps the table under maxSources before a new source is added:
+// first the forgotten, then the least recently failing. Called with l.mu held.
+func (l *limiter) makeRoom(now time.Time) {
+	if len(l.sources) < l.maxSources {
+		return
+	}
+	for k, src := range l.sources {
+		if now.Sub(src.last) > l.longest && !now.Before(src.until.Add(l.longest)) {
+			delete(l.sources, k)
+		}
+	}
+	for len(l.sources) >= l.maxSources {
+		var oldest string
+		var at time.Time
+		for k, src := range l.sources {
+			if oldest == "" || src.last.Before(at) {
+				oldest, at = k, src.last
+			}
+		}
+		delete(l.sources, oldest)
+	}
+}
+
+func (l *limiter) size() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.sources)
+}
+
+// sourceKey is who a login attempt counts against: the remote IP, and for
+// IPv6 its /64, which one host usually has whole. Behind a proxy on this
+// machine (tailscale serve) every attempt is the proxy's, 127.0.0.1.
+func sourceKey(remoteAddr string) string {
+	host, _, err := net.SplitHostPort(remoteAddr)
+	if err != nil {
+		host = remoteAddr
+	}
+	ip := net.ParseIP(host)
+	if ip == nil {
+		return host
+	}
+	if ip.To4() == nil {
+		return ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
+	}
+	return ip.String()
 }

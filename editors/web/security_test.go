@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"regexp"
 	"strings"
@@ -177,19 +178,129 @@ func TestBadLoginsAreRateLimited(t *testing.T) {
 	p := newPage(t, pageOpts{now: clock})
 	for i := 0; i < 5; i++ {
 		res, _ := p.do("GET", "/login?token=wrong", "", nil)
-		if res.StatusCode != http.StatusUnauthorized {
-			t.Fatalf("wrong login %d: %d, want 401", i+1, res.StatusCode)
+		// The fifth is told it locked the address out.
+		if want := map[bool]int{true: http.StatusTooManyRequests, false: http.StatusUnauthorized}[i == 4]; res.StatusCode != want {
+			t.Fatalf("wrong login %d: %d, want %d", i+1, res.StatusCode, want)
 		}
 	}
 	// Past the limit even the right token waits: a guesser learns nothing.
+	// A phone gets a page it can read, saying when to try again.
 	res, body := p.do("GET", "/login?token="+p.token(), "", nil)
-	if res.StatusCode != http.StatusTooManyRequests || len(res.Cookies()) != 0 || res.Header.Get("Retry-After") == "" {
-		t.Fatalf("login after 5 failures: %d %s, want 429 with Retry-After and no cookie", res.StatusCode, body)
+	if res.StatusCode != http.StatusTooManyRequests || len(res.Cookies()) != 0 || res.Header.Get("Retry-After") != "60" {
+		t.Fatalf("login after 5 failures: %d Retry-After %q %s, want 429 with Retry-After 60 and no cookie", res.StatusCode, res.Header.Get("Retry-After"), body)
+	}
+	if ct := res.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") || !strings.Contains(body, "Try again in 60 seconds") || !strings.Contains(body, "127.0.0.1") {
+		t.Fatalf("the lockout answer: Content-Type %q\n%s\nwant an HTML page naming the address and when to try again", ct, body)
 	}
 	mu.Lock()
 	now = now.Add(61 * time.Second)
 	mu.Unlock()
 	p.login()
+}
+
+// loginFrom sends a sign-in request to the real handler as if from
+// remote (an address a test cannot bind), with extra headers.
+func (p *page) loginFrom(remote, query string, hdr ...string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest("GET", p.base+"/login?"+query, nil)
+	req.RemoteAddr = remote
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	rec := httptest.NewRecorder()
+	p.srv.ServeHTTP(rec, req)
+	return rec
+}
+
+// TestLoginLimitIsPerSource: a flood of wrong tokens from one address
+// locks out that address only; the phone elsewhere signs in.
+func TestLoginLimitIsPerSource(t *testing.T) {
+	p := newPage(t, pageOpts{})
+	for i := 0; i < 50; i++ {
+		p.loginFrom("192.0.2.66:40000", "token=wrong")
+	}
+	if rec := p.loginFrom("192.0.2.66:40001", "token="+p.token()); rec.Code != http.StatusTooManyRequests {
+		t.Fatalf("the flooding address with the right token: %d, want 429", rec.Code)
+	}
+	for _, remote := range []string{"192.0.2.7:5555", "[2001:db8:1::7]:5555"} {
+		if rec := p.loginFrom(remote, "token="+p.token()); rec.Code != http.StatusSeeOther {
+			t.Fatalf("another address (%s) with the right token while 192.0.2.66 floods: %d %s, want 303", remote, rec.Code, rec.Body)
+		}
+	}
+	// One IPv6 host has a whole /64: its addresses are one source.
+	for i := 0; i < 5; i++ {
+		p.loginFrom(fmt.Sprintf("[2001:db8:2::%x]:1", i+1), "token=wrong")
+	}
+	if rec := p.loginFrom("[2001:db8:2::99]:1", "token="+p.token()); rec.Code != http.StatusTooManyRequests {
+		t.Fatalf("a fresh address in a locked /64: %d, want 429", rec.Code)
+	}
+}
+
+// TestLockoutGrows: each lockout of one source lasts twice the one
+// before; signing in with the right link clears the record.
+func TestLockoutGrows(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	p := newPage(t, pageOpts{now: clock})
+	const from = "198.51.100.9:7000"
+	for _, want := range []int{60, 120, 240, 480} {
+		for i := 0; i < 5; i++ {
+			p.loginFrom(from, "token=wrong")
+		}
+		rec := p.loginFrom(from, "token="+p.token())
+		if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != fmt.Sprint(want) {
+			t.Fatalf("lockout: %d Retry-After %q, want 429 for %d s", rec.Code, rec.Header().Get("Retry-After"), want)
+		}
+		advance(time.Duration(want+1) * time.Second)
+	}
+	if rec := p.loginFrom(from, "token="+p.token()); rec.Code != http.StatusSeeOther {
+		t.Fatalf("after the lockout, the right token: %d, want 303", rec.Code)
+	}
+	for i := 0; i < 5; i++ {
+		p.loginFrom(from, "token=wrong")
+	}
+	if rec := p.loginFrom(from, "token="+p.token()); rec.Header().Get("Retry-After") != "60" {
+		t.Fatalf("after a sign-in the next lockout: Retry-After %q, want 60 again", rec.Header().Get("Retry-After"))
+	}
+}
+
+// TestImageTagsDoNotCount: <img src=".../login?token=x"> on any page the
+// person visits loads the link as an image; refused unseen, it never
+// counts, so it cannot keep the right link out.
+func TestImageTagsDoNotCount(t *testing.T) {
+	p := newPage(t, pageOpts{})
+	for i := 0; i < 20; i++ {
+		rec := p.loginFrom("127.0.0.1:40000", "token=wrong", "Sec-Fetch-Dest", "image", "Sec-Fetch-Mode", "no-cors", "Sec-Fetch-Site", "cross-site")
+		if rec.Code != http.StatusForbidden {
+			t.Fatalf("a sign-in loaded as an image: %d, want 403", rec.Code)
+		}
+	}
+	rec := p.loginFrom("127.0.0.1:40001", "token="+p.token(), "Sec-Fetch-Dest", "document", "Sec-Fetch-Mode", "navigate", "Sec-Fetch-Site", "none")
+	if rec.Code != http.StatusSeeOther {
+		t.Fatalf("the right link opened in the address bar after 20 <img> loads: %d %s, want 303", rec.Code, rec.Body)
+	}
+}
+
+// TestLoginSourcesAreBounded: wrong tokens from 5000 addresses keep the
+// table at its bound, and a locked source that keeps failing stays locked.
+func TestLoginSourcesAreBounded(t *testing.T) {
+	p := newPage(t, pageOpts{})
+	for i := 0; i < 5; i++ {
+		p.loginFrom("192.0.2.1:1", "token=wrong")
+	}
+	for i := 0; i < 5000; i++ {
+		p.loginFrom(fmt.Sprintf("10.%d.%d.%d:1", i>>16&255, i>>8&255, i&255), "token=wrong")
+		if i%100 == 0 {
+			p.loginFrom("192.0.2.1:1", "token=wrong") // the locked one keeps trying
+		}
+	}
+	if n := p.srv.logins.size(); n > 1024 {
+		t.Fatalf("the table of sources holds %d after 5000 addresses, want at most 1024", n)
+	}
+	if rec := p.loginFrom("192.0.2.1:1", "token="+p.token()); rec.Code != http.StatusTooManyRequests {
+		t.Fatalf("the locked source after the flood of others: %d, want still 429", rec.Code)
+	}
 }
 
 func TestRotationEndsOldCookies(t *testing.T) {

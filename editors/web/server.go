@@ -13,12 +13,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html/template"
 	"io"
 	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -50,10 +52,15 @@ type Options struct {
 	AllowInput bool
 	Version    string
 	Log        *slog.Logger
-	// LoginFailures within LoginWindow lock logins until the window passes
-	// (defaults 5 and 1 minute).
-	LoginFailures int
-	LoginWindow   time.Duration
+	// LoginFailures within LoginWindow from one source (remote address)
+	// lock that source out for LoginLockout, twice as long at each lockout
+	// after, up to LoginLockoutMax (defaults 5, 10 minutes, 1 minute, 1
+	// hour). LoginSources bounds the table of sources (default 1024).
+	LoginFailures   int
+	LoginWindow     time.Duration
+	LoginLockout    time.Duration
+	LoginLockoutMax time.Duration
+	LoginSources    int
 	// KeepAlive is how often an open event stream gets a "ping" event
 	// (default 10 s); the page shows itself stale after three missed.
 	KeepAlive time.Duration
@@ -84,7 +91,16 @@ func New(o Options) *Server {
 		o.LoginFailures = 5
 	}
 	if o.LoginWindow == 0 {
-		o.LoginWindow = time.Minute
+		o.LoginWindow = 10 * time.Minute
+	}
+	if o.LoginLockout == 0 {
+		o.LoginLockout = time.Minute
+	}
+	if o.LoginLockoutMax == 0 {
+		o.LoginLockoutMax = time.Hour
+	}
+	if o.LoginSources == 0 {
+		o.LoginSources = 1024
 	}
 	if o.KeepAlive == 0 {
 		o.KeepAlive = 10 * time.Second
@@ -92,7 +108,7 @@ func New(o Options) *Server {
 	if o.TokenCheck == 0 {
 		o.TokenCheck = 2 * time.Second
 	}
-	s := &Server{o: o, b: newBridge(o.Dial, o.Log), logins: &limiter{max: o.LoginFailures, window: o.LoginWindow}, hosts: map[string]bool{}}
+	s := &Server{o: o, b: newBridge(o.Dial, o.Log), logins: newLimiter(o.LoginFailures, o.LoginWindow, o.LoginLockout, o.LoginLockoutMax, o.LoginSources), hosts: map[string]bool{}}
 	for _, h := range o.Hosts {
 		s.hosts[strings.ToLower(h)] = true
 	}
@@ -183,29 +199,91 @@ func (s *Server) hostAllowed(host string) bool {
 
 // login exchanges the token in the link for a cookie, and sends the
 // browser on to / so the token leaves the address bar and its history.
+// What it answers is a page for a person (a phone), never raw JSON.
 func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	now := s.o.Now()
-	if s.logins.blocked(now) {
-		s.o.Log.Warn("web: login refused: too many failures", "remote", r.RemoteAddr, "ua", r.UserAgent())
-		w.Header().Set("Retry-After", fmt.Sprint(int(s.o.LoginWindow.Seconds())))
-		httpError(w, http.StatusTooManyRequests, "too many wrong tokens: wait a minute and open the link agentd web printed")
+	// A sign-in link is opened in the address bar: an <img>, a script or a
+	// frame of some other page pointing here is refused before it can
+	// count against anyone (browsers say what loads a URL in Sec-Fetch-Dest).
+	if dest := r.Header.Get("Sec-Fetch-Dest"); dest != "" && dest != "document" {
+		s.o.Log.Warn("web: refused a sign-in that is not a page load", append([]any{"dest", dest}, who(r)...)...)
+		messagePage(w, http.StatusForbidden, "Open the link in the address bar",
+			"A sign-in link works only when a browser opens it as a page, not as an image, a script or a frame of another page.")
+		return
+	}
+	key := sourceKey(r.RemoteAddr)
+	if until, locked := s.logins.locked(key, now); locked {
+		s.o.Log.Warn("web: login refused: too many failures from this source", append([]any{"source", key, "until", until.UTC().Format(time.RFC3339)}, who(r)...)...)
+		s.lockedOut(w, key, until, now)
 		return
 	}
 	if !s.o.Tokens.checkToken(r.URL.Query().Get("token")) {
-		s.logins.fail(now)
-		s.o.Log.Warn("web: login with a wrong token", "remote", r.RemoteAddr, "ua", r.UserAgent())
-		httpError(w, http.StatusUnauthorized, "wrong or old token: open the link agentd web printed (agentd web --rotate makes old links stop working)")
+		until := s.logins.fail(key, now)
+		s.o.Log.Warn("web: login with a wrong token", append([]any{"source", key}, who(r)...)...)
+		if !until.IsZero() {
+			s.lockedOut(w, key, until, now)
+			return
+		}
+		messagePage(w, http.StatusUnauthorized, "This link does not sign in",
+			"Its token is wrong or old (agentd web --rotate makes old links stop working).",
+			"Open the link agentd web printed, or scan its QR code (agentd web --qr).")
 		return
 	}
 	v, err := s.o.Tokens.newCookie(now)
 	if err != nil {
-		httpError(w, http.StatusInternalServerError, err.Error())
+		messagePage(w, http.StatusInternalServerError, "agentd web cannot sign you in", err.Error())
 		return
 	}
+	s.logins.succeeded(key)
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: v, Path: "/", HttpOnly: true, Secure: s.o.TLS,
 		SameSite: http.SameSiteStrictMode, MaxAge: int(cookieLife.Seconds())})
-	s.o.Log.Info("web: signed in", "remote", r.RemoteAddr, "ua", r.UserAgent())
+	s.o.Log.Info("web: signed in", who(r)...)
 	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// lockedOut tells a locked-out browser what happened and when to try again.
+func (s *Server) lockedOut(w http.ResponseWriter, key string, until, now time.Time) {
+	wait := until.Sub(now)
+	secs := int((wait + time.Second - 1) / time.Second)
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	when := fmt.Sprintf("%d seconds", secs)
+	if secs > 90 {
+		when = fmt.Sprintf("%d minutes", (secs+59)/60)
+	}
+	messagePage(w, http.StatusTooManyRequests, "Too many wrong sign-in links",
+		fmt.Sprintf("Sign-ins from this address (%s) failed too often, so agentd web refuses them for now, the right link too.", key),
+		fmt.Sprintf("Try again in %s (after %s UTC) with the link agentd web printed.", when, until.UTC().Format("15:04:05")),
+		"Each lockout of the same address lasts twice as long as the one before. Other devices can still sign in.")
+}
+
+// messageTemplate is the page /login answers with when it does not sign in.
+var messageTemplate = template.Must(template.New("message").Parse(`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>agentd — {{.Title}}</title>
+<link rel="stylesheet" href="/app.css">
+</head>
+<body>
+<header><h1>agentd</h1></header>
+<main><section class="signin message">
+<h2>{{.Title}}</h2>
+{{range .Lines}}<p>{{.}}</p>
+{{end}}</section></main>
+</body>
+</html>
+`))
+
+// messagePage answers with a page saying title and lines, escaped.
+func messagePage(w http.ResponseWriter, status int, title string, lines ...string) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_ = messageTemplate.Execute(w, struct {
+		Title string
+		Lines []string
+	}{title, lines})
 }
 
 // cookie is the request's valid cookie, or "".
