@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -100,17 +99,23 @@ func cmdWeb(args []string, stdout, stderr io.Writer) int {
 	if err := srv.Start(ctx); err != nil {
 		fmt.Fprintf(stderr, "agentd web: the daemon at %s: %v (the page says so; agentd web connects again every 2 s)\n", path, err)
 	}
-	tok, err := tokens.Token()
+	// Each printed link carries a one-time code of its own, made afresh at
+	// each start: the token stays in its file and never travels in a URL.
+	link, err := srv.NewLink(baseURL(useTLS, addr, strings.Split(*hosts, ",")), web.PrintedLinkLife)
 	if err != nil {
 		return fail(stderr, "web", err)
 	}
-	link := loginURL(useTLS, addr, strings.Split(*hosts, ","), tok)
 	fmt.Fprintf(stdout, "agentd web: serving on %s\n", ln.Addr())
 	if isLoopback(addr.IP.String()) && strings.TrimSpace(strings.Split(*hosts, ",")[0]) != "" {
 		// A --host name on a loopback server is a proxy's (tailscale
 		// serve, which speaks https): the phone's link is that one.
-		fmt.Fprintf(stdout, "agentd web: on this machine: %s\n", loginURL(useTLS, addr, nil, tok))
+		local, err := srv.NewLink(baseURL(useTLS, addr, nil), web.PrintedLinkLife)
+		if err != nil {
+			return fail(stderr, "web", err)
+		}
+		fmt.Fprintf(stdout, "agentd web: on this machine: %s\n", local)
 	}
+	fmt.Fprintf(stdout, "agentd web: each link signs in one browser, once, within %v; a signed-in page makes more (Link a device)\n", web.PrintedLinkLife)
 	if *allowInput {
 		fmt.Fprintln(stdout, "agentd web: --allow-input: the page can type into agents")
 	}
@@ -194,9 +199,10 @@ func allowedHosts(addr *net.TCPAddr, extra string) []string {
 	return out
 }
 
-// loginURL is the link agentd web prints: the token in it is exchanged
-// for a cookie and leaves the address bar at once.
-func loginURL(useTLS bool, addr *net.TCPAddr, hosts []string, token string) string {
+// baseURL is where the printed links point: the proxy's https name for
+// a --host name on loopback, else the address listened on (127.0.0.1 for
+// all addresses, or the first --host name).
+func baseURL(useTLS bool, addr *net.TCPAddr, hosts []string) string {
 	scheme := "http"
 	if useTLS {
 		scheme = "https"
@@ -207,7 +213,7 @@ func loginURL(useTLS bool, addr *net.TCPAddr, hosts []string, token string) stri
 		first = strings.TrimSpace(hosts[0])
 	}
 	if isLoopback(addr.IP.String()) && first != "" {
-		return "https://" + first + "/login?token=" + url.QueryEscape(token)
+		return "https://" + first
 	}
 	if addr.IP.IsUnspecified() {
 		host = net.JoinHostPort("127.0.0.1", fmt.Sprint(addr.Port))
@@ -218,7 +224,7 @@ func loginURL(useTLS bool, addr *net.TCPAddr, hosts []string, token string) stri
 			}
 		}
 	}
-	return scheme + "://" + host + "/login?token=" + url.QueryEscape(token)
+	return scheme + "://" + host
 }
 
 // webDial connects the page server to the daemon as the CLI does, never

@@ -98,7 +98,7 @@ func startWeb(t *testing.T, d *daemonEnv, token string, args ...string) (link st
 				t.Fatalf("agentd web %v ended before printing its link; it printed %q", args, out)
 			}
 			out = append(out, l)
-			if strings.Contains(l, "/login?token=") {
+			if strings.HasPrefix(l, "http") && strings.Contains(l, "/login?code=") {
 				link = l
 			}
 		case <-deadline:
@@ -121,9 +121,10 @@ func TestWebTrustedNetworkStartsAndTheLinkSignsIn(t *testing.T) {
 	if err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("token file: %v mode %v, want 0600", err, st)
 	}
+	// The printed link carries a one-time code, never the token itself.
 	b, _ := os.ReadFile(token)
-	if !strings.Contains(link, strings.TrimSpace(string(b))) {
-		t.Fatalf("link %q does not carry the token in %s", link, token)
+	if strings.Contains(strings.Join(out, "\n"), strings.TrimSpace(string(b))) {
+		t.Fatalf("agentd web printed the token of %s:\n%s", token, strings.Join(out, "\n"))
 	}
 	qr := strings.Join(out, "\n")
 	if !strings.ContainsAny(qr, "█▀▄") {
@@ -137,6 +138,15 @@ func TestWebTrustedNetworkStartsAndTheLinkSignsIn(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != http.StatusSeeOther || len(res.Cookies()) != 1 {
 		t.Fatalf("GET the printed link: %d cookies %v, want 303 and a cookie", res.StatusCode, res.Cookies())
+	}
+	// It signs in once: opened again (from the history, by another device) it does not.
+	again, err := c.Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again.Body.Close()
+	if again.StatusCode != http.StatusUnauthorized || len(again.Cookies()) != 0 {
+		t.Fatalf("GET the printed link a second time: %d cookies %v, want 401 and no cookie", again.StatusCode, again.Cookies())
 	}
 	// --rotate in another terminal voids the cookie of the server already running.
 	rot := webCmd(t, d, token, "--rotate")
@@ -179,7 +189,7 @@ func TestWebLinkThroughAProxyName(t *testing.T) {
 		}
 	}
 	out := strings.Join(lines, "\n")
-	if len(lines) == 0 || !strings.HasPrefix(lines[len(lines)-1], "https://box.tailnet.ts.net/login?token=") || !strings.Contains(out, "on this machine: http://127.0.0.1:") {
+	if len(lines) == 0 || !strings.HasPrefix(lines[len(lines)-1], "https://box.tailnet.ts.net/login?code=") || !strings.Contains(out, "on this machine: http://127.0.0.1:") {
 		t.Fatalf("agentd web --host box.tailnet.ts.net printed:\n%s", out)
 	}
 }

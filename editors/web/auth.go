@@ -156,21 +156,6 @@ func (t *Tokens) Watch(ctx context.Context, every time.Duration) {
 	}
 }
 
-// Token is the current token, for the URL agentd web prints.
-func (t *Tokens) Token() (string, error) {
-	b, err := t.current()
-	return string(b), err
-}
-
-// checkToken compares a presented token with the current one in constant time.
-func (t *Tokens) checkToken(presented string) bool {
-	cur, err := t.current()
-	if err != nil {
-		return false
-	}
-	return subtle.ConstantTimeCompare([]byte(presented), cur) == 1
-}
-
 // mac is HMAC-SHA256 keyed by the current token: the cookie and the CSRF
 // token are derived from it, so a new token voids both, across restarts,
 // with nothing stored.
@@ -369,4 +354,91 @@ func sourceKey(remoteAddr string) string {
 		return ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
 	}
 	return ip.String()
+}
+
+// Links' lives: the one agentd web prints when it starts, and one a
+// signed-in page makes for another device (shown as a QR code to scan now).
+const (
+	PrintedLinkLife = 24 * time.Hour
+	PageLinkLife    = 10 * time.Minute
+)
+
+// codes are the one-time sign-in codes that links carry instead of the
+// token: each is exchanged once for a cookie, before it expires and under
+// the token it was made with. They live in this process only, so a
+// restart voids every unused one and a used one is never taken again.
+type codes struct {
+	mu  sync.Mutex
+	max int
+	m   map[[32]byte]*code // by the code's SHA-256: a lookup leaks nothing of the code
+}
+
+type code struct {
+	expires time.Time
+	token   [32]byte // SHA-256 of the token it was made under
+	used    bool
+}
+
+// why a code did not sign in; only an unknown code counts as a guess.
+const (
+	codeUnknown = iota + 1
+	codeUsed
+	codeExpired
+	codeRotated
+)
+
+func newCodes(max int) *codes { return &codes{max: max, m: map[[32]byte]*code{}} }
+
+// make is a new code for token, good for life.
+func (c *codes) make(token []byte, now time.Time, life time.Duration) (string, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	v := base64.RawURLEncoding.EncodeToString(b)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.makeRoom(now)
+	c.m[sha256.Sum256([]byte(v))] = &code{expires: now.Add(life), token: sha256.Sum256(token)}
+	return v, nil
+}
+
+// redeem uses up the code presented, or says why it does not sign in.
+func (c *codes) redeem(presented string, token []byte, now time.Time) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.m[sha256.Sum256([]byte(presented))]
+	switch {
+	case e == nil || presented == "":
+		return codeUnknown
+	case e.used:
+		return codeUsed
+	case !now.Before(e.expires):
+		return codeExpired
+	case e.token != sha256.Sum256(token):
+		return codeRotated
+	}
+	// Kept, used, until it expires: opened again it says "used already".
+	e.used = true
+	return 0
+}
+
+// makeRoom keeps at most max codes: the expired go first, then the used,
+// then the soonest to expire. Called with c.mu held.
+func (c *codes) makeRoom(now time.Time) {
+	for k, e := range c.m {
+		if !now.Before(e.expires) {
+			delete(c.m, k)
+		}
+	}
+	for len(c.m) >= c.max {
+		var drop [32]byte
+		var worst *code
+		for k, e := range c.m {
+			if worst == nil || (e.used && !worst.used) || (e.used == worst.used && e.expires.Before(worst.expires)) {
+				drop, worst = k, e
+			}
+		}
+		delete(c.m, drop)
+	}
 }

@@ -148,7 +148,7 @@ func startWebCommand(t *testing.T, d *daemon) string {
 			if !ok {
 				t.Fatal("agentd web ended before printing its link")
 			}
-			if strings.Contains(l, "/login?token=") {
+			if strings.HasPrefix(l, "http") && strings.Contains(l, "/login?code=") {
 				go func() {
 					for range lines {
 					}

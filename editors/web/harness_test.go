@@ -296,10 +296,23 @@ func (p *page) do(method, path, body string, mod func(*http.Request)) (*http.Res
 	return res, string(b)
 }
 
-// login opens the link agentd web prints, and checks the cookie came.
+// link is a fresh one-time sign-in link (its path), as agentd web prints one.
+func (p *page) link() string {
+	p.t.Helper()
+	l, err := p.srv.NewLink(p.base, time.Hour)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return strings.TrimPrefix(l, p.base)
+}
+
+// code is a fresh link's query: "code=…".
+func (p *page) code() string { return strings.TrimPrefix(p.link(), "/login?") }
+
+// login opens a link as agentd web prints one, and checks the cookie came.
 func (p *page) login() {
 	p.t.Helper()
-	res, body := p.do("GET", "/login?token="+url.QueryEscape(p.token()), "", nil)
+	res, body := p.do("GET", p.link(), "", nil)
 	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/" {
 		p.t.Fatalf("login: %d %q %s, want 303 to /", res.StatusCode, res.Header.Get("Location"), body)
 	}

@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	qrcode "github.com/skip2/go-qrcode"
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/agentd/agentd/rpc"
@@ -75,6 +76,7 @@ type Server struct {
 	o      Options
 	b      *bridge
 	logins *limiter
+	codes  *codes
 	hosts  map[string]bool
 	mux    *http.ServeMux
 }
@@ -108,7 +110,7 @@ func New(o Options) *Server {
 	if o.TokenCheck == 0 {
 		o.TokenCheck = 2 * time.Second
 	}
-	s := &Server{o: o, b: newBridge(o.Dial, o.Log), logins: newLimiter(o.LoginFailures, o.LoginWindow, o.LoginLockout, o.LoginLockoutMax, o.LoginSources), hosts: map[string]bool{}}
+	s := &Server{o: o, b: newBridge(o.Dial, o.Log), logins: newLimiter(o.LoginFailures, o.LoginWindow, o.LoginLockout, o.LoginLockoutMax, o.LoginSources), codes: newCodes(64), hosts: map[string]bool{}}
 	for _, h := range o.Hosts {
 		s.hosts[strings.ToLower(h)] = true
 	}
@@ -141,6 +143,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/answer", s.changes(s.answer))
 	m.HandleFunc("POST /api/seen", s.changes(s.seen))
 	m.HandleFunc("POST /api/send", s.changes(s.send))
+	m.HandleFunc("POST /api/link", s.changes(s.link))
 	s.mux = m
 }
 
@@ -197,9 +200,24 @@ func (s *Server) hostAllowed(host string) bool {
 	return false
 }
 
-// login exchanges the token in the link for a cookie, and sends the
-// browser on to / so the token leaves the address bar and its history.
-// What it answers is a page for a person (a phone), never raw JSON.
+// NewLink is a one-time sign-in link on base (scheme://host[:port]),
+// good for life: what agentd web prints, each start afresh.
+func (s *Server) NewLink(base string, life time.Duration) (string, error) {
+	tok, err := s.o.Tokens.current()
+	if err != nil {
+		return "", err
+	}
+	c, err := s.codes.make(tok, s.o.Now(), life)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(base, "/") + "/login?code=" + c, nil
+}
+
+// login exchanges the one-time code in the link for a cookie, and sends
+// the browser on to /; the code is spent, so the link left in the
+// browser's history (and synced to other devices) signs nobody in. What
+// it answers is a page for a person (a phone), never raw JSON.
 func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	now := s.o.Now()
 	// A sign-in link is opened in the address bar: an <img>, a script or a
@@ -211,22 +229,42 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 			"A sign-in link works only when a browser opens it as a page, not as an image, a script or a frame of another page.")
 		return
 	}
+	q := r.URL.Query()
+	if q.Has("token") {
+		// Never checked: the long-lived token is not to travel in a URL.
+		s.o.Log.Warn("web: refused a link with ?token= (links carry one-time codes)", who(r)...)
+		messagePage(w, http.StatusBadRequest, "This is an old kind of link",
+			"Links no longer carry the access token; each carries a one-time code instead.",
+			"Open the link agentd web printed when it started, or make one on a signed-in page (“Link a device”).")
+		return
+	}
+	// Signed in already (a reload, the link opened again): the page, and
+	// the code is left for whoever it was meant for.
+	if s.cookie(r) != "" {
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
 	key := sourceKey(r.RemoteAddr)
 	if until, locked := s.logins.locked(key, now); locked {
 		s.o.Log.Warn("web: login refused: too many failures from this source", append([]any{"source", key, "until", until.UTC().Format(time.RFC3339)}, who(r)...)...)
 		s.lockedOut(w, key, until, now)
 		return
 	}
-	if !s.o.Tokens.checkToken(r.URL.Query().Get("token")) {
-		until := s.logins.fail(key, now)
-		s.o.Log.Warn("web: login with a wrong token", append([]any{"source", key}, who(r)...)...)
-		if !until.IsZero() {
-			s.lockedOut(w, key, until, now)
-			return
+	tok, err := s.o.Tokens.current()
+	if err != nil {
+		messagePage(w, http.StatusInternalServerError, "agentd web cannot sign you in", err.Error())
+		return
+	}
+	if why := s.codes.redeem(q.Get("code"), tok, now); why != 0 {
+		if why == codeUnknown {
+			if until := s.logins.fail(key, now); !until.IsZero() {
+				s.o.Log.Warn("web: login with an unknown code; source locked out", append([]any{"source", key}, who(r)...)...)
+				s.lockedOut(w, key, until, now)
+				return
+			}
 		}
-		messagePage(w, http.StatusUnauthorized, "This link does not sign in",
-			"Its token is wrong or old (agentd web --rotate makes old links stop working).",
-			"Open the link agentd web printed, or scan its QR code (agentd web --qr).")
+		s.o.Log.Warn("web: login refused", append([]any{"source", key, "why", codeWhy[why]}, who(r)...)...)
+		messagePage(w, http.StatusUnauthorized, "This link does not sign in", codeWhy[why], getALink)
 		return
 	}
 	v, err := s.o.Tokens.newCookie(now)
@@ -241,6 +279,43 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
+var codeWhy = map[int]string{
+	codeUnknown: "Its code is not one this agentd web made: mistyped, or made before agentd web last started (a restart voids the links printed before).",
+	codeUsed:    "It was used already: each link signs in one browser, once.",
+	codeExpired: fmt.Sprintf("It expired: a printed link lasts %v, one made on a page %v.", PrintedLinkLife, PageLinkLife),
+	codeRotated: "The access token was rotated since it was made (agentd web --rotate).",
+}
+
+const getALink = "For a fresh link: restart agentd web (it prints one each start), or on a browser that is signed in, tap “Link a device”."
+
+// link makes a one-time link for another device, on the page's own
+// origin (checked by changes), with its QR code for the page to draw.
+func (s *Server) link(w http.ResponseWriter, r *http.Request, _ []byte) {
+	l, err := s.NewLink(r.Header.Get("Origin"), PageLinkLife)
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	q, err := qrcode.New(l, qrcode.Medium)
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	var rows []string
+	for _, row := range q.Bitmap() {
+		b := make([]byte, len(row))
+		for i, dark := range row {
+			b[i] = '0'
+			if dark {
+				b[i] = '1'
+			}
+		}
+		rows = append(rows, string(b))
+	}
+	s.o.Log.Info("web: made a link for another device", who(r)...)
+	writeJSON(w, http.StatusOK, map[string]any{"link": l, "expiresInSeconds": int(PageLinkLife.Seconds()), "qr": rows})
+}
+
 // lockedOut tells a locked-out browser what happened and when to try again.
 func (s *Server) lockedOut(w http.ResponseWriter, key string, until, now time.Time) {
 	wait := until.Sub(now)
@@ -252,7 +327,7 @@ func (s *Server) lockedOut(w http.ResponseWriter, key string, until, now time.Ti
 	}
 	messagePage(w, http.StatusTooManyRequests, "Too many wrong sign-in links",
 		fmt.Sprintf("Sign-ins from this address (%s) failed too often, so agentd web refuses them for now, the right link too.", key),
-		fmt.Sprintf("Try again in %s (after %s UTC) with the link agentd web printed.", when, until.UTC().Format("15:04:05")),
+		fmt.Sprintf("Try again in %s (after %s UTC) with a fresh link.", when, until.UTC().Format("15:04:05")),
 		"Each lockout of the same address lasts twice as long as the one before. Other devices can still sign in.")
 }
 
