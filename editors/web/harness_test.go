@@ -208,6 +208,7 @@ type pageOpts struct {
 	allowInput bool
 	now        func() time.Time
 	hosts      []string // more names the server answers to
+	keepAlive  time.Duration
 }
 
 func newPage(t testing.TB, o pageOpts) *page {
@@ -231,7 +232,7 @@ func newPage(t testing.TB, o pageOpts) *page {
 	log := &strings.Builder{}
 	logger := slog.New(slog.NewTextHandler(lockedWriter{&mu, log}, nil))
 	srv := New(Options{Tokens: tokens, Dial: o.dial, Hosts: append([]string{ln.Addr().String(), "localhost:" + portOf(ln)}, o.hosts...),
-		AllowInput: o.allowInput, Version: "test", Log: logger, Now: o.now})
+		AllowInput: o.allowInput, Version: "test", Log: logger, Now: o.now, KeepAlive: o.keepAlive})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	_ = srv.Start(ctx)

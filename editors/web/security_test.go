@@ -673,3 +673,19 @@ func TestPageMakesALinkForAnotherDevice(t *testing.T) {
 		t.Fatalf("a third browser opens the same link: %d, want 401", res.StatusCode)
 	}
 }
+
+// TestStreamSendsKeepAlives: the feed sends a "ping" event the page can
+// see (a comment line never reaches its script), and /api/hello says how
+// often, so a page that stops hearing them knows it is stale.
+func TestStreamSendsKeepAlives(t *testing.T) {
+	p := newPage(t, pageOpts{keepAlive: 50 * time.Millisecond})
+	p.login()
+	_, hello := p.do("GET", "/api/hello", "", nil)
+	if !strings.Contains(hello, `"keepAliveMs":50`) {
+		t.Fatalf("/api/hello %s, want keepAliveMs 50", hello)
+	}
+	events := p.stream("/api/events")
+	for i := 0; i < 2; i++ {
+		awaitEvent(t, events, fmt.Sprintf("keep-alive ping %d", i+1), func(ev sse) bool { return ev.name == "ping" })
+	}
+}

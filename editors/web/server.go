@@ -328,7 +328,7 @@ func (s *Server) lockedOut(w http.ResponseWriter, key string, until, now time.Ti
 	messagePage(w, http.StatusTooManyRequests, "Too many wrong sign-in links",
 		fmt.Sprintf("Sign-ins from this address (%s) failed too often, so agentd web refuses them for now, the right link too.", key),
 		fmt.Sprintf("Try again in %s (after %s UTC) with a fresh link.", when, until.UTC().Format("15:04:05")),
-		"Each lockout of the same address lasts twice as long as the one before. Other devices can still sign in.")
+		"Each lockout of the same address lasts twice as long as the one before. Other addresses can still sign in.")
 }
 
 // messageTemplate is the page /login answers with when it does not sign in.
@@ -339,6 +339,7 @@ var messageTemplate = template.Must(template.New("message").Parse(`<!doctype htm
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>agentd — {{.Title}}</title>
+<link rel="icon" href="/icon.svg">
 <link rel="stylesheet" href="/app.css">
 </head>
 <body>
