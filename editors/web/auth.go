@@ -263,6 +263,10 @@ func (l *limiter) locked(key string, now time.Time) (time.Time, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	src := l.sources[key]
+	if src != nil && l.forgotten(src, now) {
+		delete(l.sources, key)
+		src = nil
+	}
 	if src == nil || !now.Before(src.until) {
 		return time.Time{}, false
 	}
@@ -278,6 +282,10 @@ func (l *limiter) fail(key string, now time.Time) time.Time {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	src := l.sources[key]
+	if src != nil && l.forgotten(src, now) {
+		delete(l.sources, key)
+		src = nil
+	}
 	if src == nil {
 		l.makeRoom(now)
 		src = &source{}
@@ -316,7 +324,7 @@ func (l *limiter) makeRoom(now time.Time) {
 		return
 	}
 	for k, src := range l.sources {
-		if now.Sub(src.last) > l.longest && !now.Before(src.until.Add(l.longest)) {
+		if l.forgotten(src, now) {
 			delete(l.sources, k)
 		}
 	}
@@ -330,6 +338,12 @@ func (l *limiter) makeRoom(now time.Time) {
 		}
 		delete(l.sources, oldest)
 	}
+}
+
+// forgotten: quiet for longest since its last failure and its lockout's
+// end, a source starts again from no lockouts.
+func (l *limiter) forgotten(src *source, now time.Time) bool {
+	return now.Sub(src.last) > l.longest && now.Sub(src.until) > l.longest
 }
 
 func (l *limiter) size() int {

@@ -257,8 +257,23 @@ func TestLockoutGrows(t *testing.T) {
 		}
 		advance(time.Duration(want+1) * time.Second)
 	}
+	// A quiet hour since the last lockout's end forgets the source.
+	for i := 0; i < 5; i++ {
+		p.loginFrom(from, "code=wrong")
+	}
+	if rec := p.loginFrom(from, p.code()); rec.Header().Get("Retry-After") != "960" {
+		t.Fatalf("the fifth lockout: Retry-After %q, want 960", rec.Header().Get("Retry-After"))
+	}
+	advance(960*time.Second + time.Hour + time.Second)
+	for i := 0; i < 5; i++ {
+		p.loginFrom(from, "code=wrong")
+	}
+	if rec := p.loginFrom(from, p.code()); rec.Header().Get("Retry-After") != "60" {
+		t.Fatalf("after a quiet hour the next lockout: Retry-After %q, want 60 again", rec.Header().Get("Retry-After"))
+	}
+	advance(61 * time.Second)
 	if rec := p.loginFrom(from, p.code()); rec.Code != http.StatusSeeOther {
-		t.Fatalf("after the lockout, the right token: %d, want 303", rec.Code)
+		t.Fatalf("after the lockout, the right link: %d, want 303", rec.Code)
 	}
 	for i := 0; i < 5; i++ {
 		p.loginFrom(from, "code=wrong")
@@ -687,5 +702,18 @@ func TestStreamSendsKeepAlives(t *testing.T) {
 	events := p.stream("/api/events")
 	for i := 0; i < 2; i++ {
 		awaitEvent(t, events, fmt.Sprintf("keep-alive ping %d", i+1), func(ev sse) bool { return ev.name == "ping" })
+	}
+}
+
+// TestPrefetchDoesNotSpendALink: a browser fetching the link ahead of the
+// person (Sec-Purpose: prefetch) leaves its code for the real visit.
+func TestPrefetchDoesNotSpendALink(t *testing.T) {
+	p := newPage(t, pageOpts{})
+	q := p.code()
+	if rec := p.loginFrom("127.0.0.1:1", q, "Sec-Purpose", "prefetch;prerender"); rec.Code == http.StatusSeeOther || len(rec.Result().Cookies()) != 0 {
+		t.Fatalf("a prefetch of the link: %d, want no sign-in", rec.Code)
+	}
+	if rec := p.loginFrom("127.0.0.1:1", q); rec.Code != http.StatusSeeOther {
+		t.Fatalf("the link opened after a prefetch: %d %s, want 303", rec.Code, rec.Body)
 	}
 }

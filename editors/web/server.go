@@ -229,6 +229,13 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 			"A sign-in link works only when a browser opens it as a page, not as an image, a script or a frame of another page.")
 		return
 	}
+	// A browser fetching ahead (the address bar's prerender, a speculation
+	// rule) would spend the code before the person opens the link.
+	if r.Header.Get("Sec-Purpose") != "" || r.Header.Get("Purpose") == "prefetch" {
+		w.Header().Set("Cache-Control", "no-store")
+		messagePage(w, http.StatusServiceUnavailable, "Not fetched ahead", "A sign-in link is spent only when it is opened.")
+		return
+	}
 	q := r.URL.Query()
 	if q.Has("token") {
 		// Never checked: the long-lived token is not to travel in a URL.
