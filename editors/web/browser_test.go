@@ -78,7 +78,7 @@ func TestBrowserEndToEnd(t *testing.T) {
 	}
 	cmd := exec.Command("node", "e2e/browser.mjs")
 	cmd.Env = append(os.Environ(), "LINK="+link, "ARTIFACTS="+artifacts, "DEMO="+demo, "CLAUDE="+claude.SessionID, "CLAUDE_FILE="+made,
-		"AGENTD="+agentdBinary(t), "TOKEN_FILE="+tokenFile)
+		"AGENTD="+agentdBinary(t), "TOKEN_FILE="+tokenFile, "AGENTD_SOCKET="+d.socket)
 	out, err := cmd.CombinedOutput()
 	t.Logf("e2e/browser.mjs:\n%s", out)
 	if err != nil {

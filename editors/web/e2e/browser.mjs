@@ -102,6 +102,9 @@ try {
     const labels = await phone.page.locator('.prompt .options button').allTextContents();
     if (labels[0] !== 'Yes' || labels.length !== 3) throw new Error('buttons ' + JSON.stringify(labels));
     await phone.page.locator('#screen', { hasText: 'touch NOTES.md' }).waitFor();
+    // What it approves is on the card itself, not only in the screen box.
+    await phone.page.locator('.prompt .subject-text', { hasText: /^touch NOTES\.md$/ }).waitFor();
+    await phone.page.locator('.prompt .subject-kind', { hasText: 'command' }).waitFor();
     // agentd web runs without --allow-input: no box to type into the agent.
     if (await phone.page.locator('#sendform').isVisible()) throw new Error('the typing box shows without --allow-input');
     await shot(phone.page, 'phone-390x844-demo-blocked.png');
@@ -214,6 +217,54 @@ try {
     // Refused, the page fetches the sessions as they are: the stale card goes.
     await waitFor('the stale prompt card to leave the desktop page', async () => (await desk.page.locator('.prompt').count()) === 0);
     await shot(desk.page, 'desktop-1280x800-stale-refused.png');
+  });
+
+  // The issue's stale-tab sequence, with the demo agent: a tab shows the
+  // prompt for one command and goes quiet; another client answers it; the
+  // agent asks about another command under the same question and options.
+  // The old tap must be refused (nothing typed), and the card must then
+  // show the new command.
+  const cli = (...args) => execFileSync(AGENTD, args, { env: process.env, encoding: 'utf8' });
+  await step('desktop: live again, it shows the demo agent\'s prompt for touch NOTES.md', async () => {
+    await desk.page.unroute('**/api/events**');
+    await desk.page.reload();
+    await card(desk.page, DEMO).click();
+    cli('send', DEMO, 'please run touch NOTES.md');
+    await desk.page.locator('.prompt .subject-text', { hasText: /^touch NOTES\.md$/ }).waitFor();
+  });
+
+  await step('desktop: its feed goes quiet, as a sleeping tab\'s does', async () => {
+    await desk.page.route('**/api/events**', (r) => r.abort());
+    await desk.page.evaluate(() => source.close()); // eslint-disable-line no-undef
+  });
+
+  await step('another client answers it; the agent then asks about rm -rf ~/projects under the same question', async () => {
+    cli('answer', DEMO, '1');
+    cli('wait', DEMO, '--until', 'done', '--timeout', '60s');
+    cli('send', DEMO, 'please run rm -rf ~/projects');
+    const out = cli('wait', DEMO, '--until', 'blocked', '--timeout', '60s', '--json');
+    const ev = JSON.parse(out.trim().split('\n').pop());
+    if (!ev.prompt || !ev.prompt.subject || ev.prompt.subject.text !== 'rm -rf ~/projects' || ev.prompt.question !== 'Do you want to proceed?') {
+      throw new Error('the second prompt: ' + out);
+    }
+    await phone.page.locator('#back').tap().catch(() => {});
+    await card(phone.page, DEMO).tap();
+    await phone.page.locator('.prompt .subject-text', { hasText: /^rm -rf ~\/projects$/ }).waitFor();
+    await shot(phone.page, 'phone-390x844-demo-subject.png');
+  });
+
+  await step('desktop: tapping Yes on the stale touch NOTES.md card is refused, and the card then shows rm -rf ~/projects', async () => {
+    const stale = desk.page.locator('.prompt .subject-text', { hasText: /^touch NOTES\.md$/ });
+    if (!(await stale.isVisible())) throw new Error('the stale card is no longer shown: the feed was not cut');
+    await desk.page.locator('.prompt .options button', { hasText: /^Yes$/ }).click();
+    await notice(desk.page).filter({ hasText: 'no longer the one on screen' }).waitFor();
+    await desk.page.locator('.prompt .subject-text', { hasText: /^rm -rf ~\/projects$/ }).waitFor();
+    // Nothing was typed: the agent still waits on the rm.
+    const ls = JSON.parse(cli('ls', '--json'));
+    const demo = ls.sessions.find((x) => x.sessionId === DEMO);
+    if (demo.state !== 'blocked' || demo.prompt.subject.text !== 'rm -rf ~/projects') throw new Error('the demo agent after the stale tap: ' + JSON.stringify(demo));
+    await shot(desk.page, 'desktop-1280x800-stale-subject-refused.png');
+    cli('answer', DEMO, 'No, and tell the agent what to do differently');
   });
 
   await step('phone: after agentd web --rotate the open page says it is signed out, and stops', async () => {

@@ -81,7 +81,11 @@ function renderList() {
     const top = el('div', 'top');
     top.append(el('span', 'name', s.name || s.sessionId), el('span', 'badge b-' + s.state, stateLabel(s)));
     b.append(top, el('div', 'sub', (s.agent || '?') + ' · ' + shortPath(s.cwd)));
-    if (s.state === 'blocked' && s.prompt && s.prompt.question) b.append(el('div', 'q', s.prompt.question));
+    if (s.state === 'blocked' && s.prompt) {
+      const sub = s.prompt.subject;
+      if (sub && sub.text) b.append(el('div', 'q subj', `${sub.kind}: ${sub.text}`));
+      else if (s.prompt.question) b.append(el('div', 'q', s.prompt.question));
+    }
     b.addEventListener('click', () => select(s.sessionId));
     list.append(b);
   }
@@ -126,7 +130,7 @@ function renderPrompt(s) {
   const card = el('div', 'prompt');
   card.dataset.promptId = p.promptId;
   card.append(el('p', 'question', p.question || 'The agent is waiting on you.'));
-  if (p.tool && (p.tool.input || p.tool.title)) card.append(el('p', 'tool', p.tool.input || p.tool.title));
+  if (p.subject) card.append(renderSubject(p.subject));
   const opts = el('div', 'options');
   for (const o of p.options || []) {
     const b = el('button', o.kind || '', o.label);
@@ -152,6 +156,35 @@ function renderPrompt(s) {
     card.append(f);
   }
   box.append(card);
+}
+
+// renderSubject shows what the prompt approves: its kind, the command or
+// path in monospace, and the rest (a diff, a long command) to expand. It
+// is an agent's text: it goes in as text nodes only, never as markup.
+function renderSubject(sub) {
+  const box = el('div', 'subject');
+  const head = el('div', 'subject-head');
+  head.append(el('span', 'subject-kind', sub.kind));
+  if (sub.text) head.append(el('code', 'subject-text', sub.text));
+  else head.append(el('span', 'subject-unread', 'agentd could not read what this approves: look at the screen below before you answer.'));
+  if (sub.truncated && sub.text) head.append(el('span', 'subject-cut', 'cut: not all of it could be read'));
+  box.append(head);
+  if (sub.detail && sub.detail !== sub.text) {
+    const more = el('details', 'subject-detail');
+    const diff = sub.kind === 'edit' || sub.kind === 'write';
+    more.append(el('summary', '', diff ? 'Show the change' : 'Show all of it'));
+    const pre = el('pre');
+    for (const line of sub.detail.split('\n')) {
+      let cls = '';
+      if (diff && /^\+(?!\+\+ )/.test(line)) cls = 'add';
+      else if (diff && /^-(?!-- )/.test(line)) cls = 'del';
+      else if (diff && /^@@/.test(line)) cls = 'hunk';
+      pre.append(el('span', cls, line + '\n'));
+    }
+    more.append(pre);
+    box.append(more);
+  }
+  return box;
 }
 
 // answer sends the promptId the buttons were drawn for: if the agent has
