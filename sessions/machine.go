@@ -42,7 +42,14 @@ type machine struct {
 	// even where the two read the same.
 	appearances uint64
 	shown       string
-	recent      []*detect.Prompt // the last few appearances, newest last
+	current     uint64 // the number of the appearance on screen
+	// stretch maps the prompts shown since the state turned blocked, with
+	// no key typed since, to their appearance: a prompt drawn again after a
+	// frame of something else (a resize reflowing the old screen, a redraw
+	// in two writes) is the same appearance, where nothing could have
+	// answered it.
+	stretch map[string]uint64
+	recent  []*detect.Prompt // the last few appearances, newest last
 	// toolSubject is what the tool call the agent last reported (a hook's
 	// tool_input) asks to approve, and toolSeq that report's seq; goneSeq
 	// is the newest report's seq when a prompt last left the screen. A
@@ -163,15 +170,27 @@ func (m *machine) appearance(name string, p *detect.Prompt) *detect.Prompt {
 		if m.state.Name == Blocked {
 			m.goneSeq = m.reportSeq
 		}
-		m.shown = ""
+		m.shown, m.stretch = "", nil
 		return p
 	}
+	if m.state.Name != Blocked || m.state.Prompt == nil {
+		m.stretch = nil
+	}
 	if m.state.Name != Blocked || m.state.Prompt == nil || m.shown != p.Content {
-		m.appearances++
+		if n, ok := m.stretch[p.Content]; ok {
+			m.current = n
+		} else {
+			m.appearances++
+			m.current = m.appearances
+		}
 		m.shown = p.Content
+		if m.stretch == nil || len(m.stretch) >= recentPrompts {
+			m.stretch = map[string]uint64{}
+		}
+		m.stretch[p.Content] = m.current
 	}
 	q := *p
-	q.ID = appearanceID(p.Content, m.appearances)
+	q.ID = appearanceID(p.Content, m.current)
 	if n := len(m.recent); n == 0 || m.recent[n-1].ID != q.ID {
 		m.recent = append(m.recent[max(0, n+1-recentPrompts):], &q)
 	}
@@ -380,6 +399,7 @@ func (m *machine) typed() {
 	if m.state.Name == Blocked && m.state.Prompt != nil {
 		m.typedAt = m.state.Prompt.ID
 	}
+	m.stretch = nil // the keys may have answered it
 	m.sawEnd()
 	if m.state.Name != Blocked {
 		m.task = true
@@ -401,6 +421,7 @@ func (m *machine) tasked() { m.task = true }
 // made before it says nothing more.
 func (m *machine) answering(promptID string) {
 	m.answered = promptID
+	m.stretch = nil
 	if m.report != nil {
 		m.answeredSeq = m.report.seq
 	}

@@ -122,3 +122,51 @@ func TestACPEditSubjectIsItsDiff(t *testing.T) {
 	c.mustCall("session/kill", map[string]any{"sessionId": s.SessionID}, nil)
 	c.waitState(s.SessionID, "exited", &from, 20*time.Second)
 }
+
+// TestPromptIDStableAcrossResize: a prompt keeps its promptId while it stays
+// on screen, whatever the terminal's size: the demo agent draws its
+// command and a label again, wrapped at another width, and an answer with
+// the promptId from before the resize still goes through.
+func TestPromptIDStableAcrossResize(t *testing.T) {
+	const cmd = "git commit -am 'a message long enough to wrap on a narrow terminal'"
+	c := startAgentd(t)
+	var s spawned
+	c.mustCall("session/spawn", map[string]any{"argv": []string{agentdBinary(t), "demo-agent"}, "cwd": t.TempDir(), "cols": 100, "rows": 30}, &s)
+	from := 0
+	c.waitState(s.SessionID, "idle", &from, 20*time.Second)
+	c.mustCall("runtime_send", map[string]any{"sessionId": s.SessionID, "text": "please run " + cmd, "submit": true}, nil)
+	b := c.waitPrompt(s.SessionID, &from, 30*time.Second)
+	if b.Prompt.Subject == nil || b.Prompt.Subject.Text != cmd {
+		t.Fatalf("subject %+v, want the command %q", b.Prompt.Subject, cmd)
+	}
+	c.mustCall("session/resize", map[string]any{"sessionId": s.SessionID, "cols": 44, "rows": 30}, nil)
+	// The agent drew its prompt again at 44 columns: the command's rows and
+	// the last option's label wrapped.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var r struct{ Rows []string }
+		c.mustCall("session/read", map[string]any{"sessionId": s.SessionID}, &r)
+		text := strings.Join(r.Rows, "\n")
+		if strings.Contains(text, "\n    wrap on a narrow terminal'") && strings.Contains(text, "Do you want to proceed?") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the prompt was not drawn again at 44 columns within 30 s; screen:\n%s", text)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	var now string
+	for _, l := range c.list().Sessions {
+		if l.SessionID == s.SessionID && l.Prompt != nil {
+			now = l.Prompt.PromptID
+		}
+	}
+	if now != b.Prompt.PromptID {
+		t.Fatalf("after a resize the prompt's id is %q, want %s as before: an answer in flight would be refused; states %s", now, b.Prompt.PromptID, c.stateTrail(s.SessionID))
+	}
+	var res struct{ State string }
+	c.mustCall("runtime_answer", map[string]any{"sessionId": s.SessionID, "promptId": b.Prompt.PromptID, "optionId": "3"}, &res)
+	if res.State == "blocked" {
+		t.Fatalf("still blocked after answering with the promptId from before the resize")
+	}
+}
