@@ -178,7 +178,8 @@ func (sr *SubjectReader) read(rows []string, question, menu, cols int) (Subject,
 				continue
 			}
 			if sr.line != nil && strings.TrimSpace(row) != "" {
-				l, ok := group(sr.line, row, "line")
+				// Untrimmed: a command's own indentation is kept.
+				l, ok := groupRaw(sr.line, row, "line")
 				if !ok {
 					break
 				}
@@ -245,17 +246,23 @@ func (p *PromptParser) subject(rows []string, question, menu, cols int) *Subject
 // group is the named group of re's match on s, else its first group, else
 // the whole match, trimmed; ok is false when re does not match.
 func group(re *regexp.Regexp, s, name string) (string, bool) {
+	g, ok := groupRaw(re, s, name)
+	return strings.TrimSpace(g), ok
+}
+
+// groupRaw is group untrimmed.
+func groupRaw(re *regexp.Regexp, s, name string) (string, bool) {
 	m := re.FindStringSubmatch(s)
 	if m == nil {
 		return "", false
 	}
 	if i := re.SubexpIndex(name); i > 0 {
-		return strings.TrimSpace(m[i]), true
+		return m[i], true
 	}
 	if len(m) > 1 {
-		return strings.TrimSpace(m[1]), true
+		return m[1], true
 	}
-	return strings.TrimSpace(m[0]), true
+	return m[0], true
 }
 
 // trimBlank drops blank rows at both ends.

@@ -243,3 +243,18 @@ line = '^ (?:│ )?(?P<line>.*)$'
 		t.Fatalf("text %q: a row under a short one is no continuation", p.Subject.Text)
 	}
 }
+
+// Rows read through a line pattern (a box's border left out) keep the
+// command's own indentation.
+func TestSubjectLineKeepsIndentation(t *testing.T) {
+	src := strings.Replace(subjectRules, "from = '^\\s*╌{10,}\\s*$'\nto = '^\\s*╌{10,}\\s*$'\n[[prompt.menu.subject]]", "from = '^\\s*╌{10,}\\s*$'\nto = '^\\s*╌{10,}\\s*$'\nline = '^ (?:│(?: |$))?(?P<line>.*)$'\n[[prompt.menu.subject]]", 1)
+	if src == subjectRules {
+		t.Fatal("no line pattern put in")
+	}
+	m, err := detect.ParseManifest("subject.toml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := promptOn(t, m, append([]string{rule, " Bash command", dashes, " │ for f in a b; do", " │   touch $f", " │", " │ done", dashes}, menu...)...)
+	checkSubjectIs(t, p.Subject, detect.Subject{Kind: "command", Text: "for f in a b; do touch $f done", Detail: "for f in a b; do\n  touch $f\n\ndone"})
+}
