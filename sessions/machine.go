@@ -59,6 +59,7 @@ type machine struct {
 	toolSeq         uint64
 	goneSeq         uint64
 	drift, driftFor string // a disagreement to log, and the prompt it was about
+	shownTool       string // the reported tool call's text when the appearance began
 	// timedOut: an ACP permission nobody answered in time was answered
 	// with the agent's reject option; the turn's state says so until the
 	// next permission or the turn's end.
@@ -170,24 +171,31 @@ func (m *machine) appearance(name string, p *detect.Prompt) *detect.Prompt {
 		if m.state.Name == Blocked {
 			m.goneSeq = m.reportSeq
 		}
-		m.shown, m.stretch = "", nil
+		m.shown, m.shownTool, m.stretch = "", "", nil
 		return p
 	}
 	if m.state.Name != Blocked || m.state.Prompt == nil {
 		m.stretch = nil
 	}
-	if m.state.Name != Blocked || m.state.Prompt == nil || m.shown != p.Content {
-		if n, ok := m.stretch[p.Content]; ok {
+	// A tool call reported since this appearance began, about something
+	// else, is a new prompt even where the screen reads the same (a command
+	// too long to show, cut alike).
+	newCall := m.toolSubject != nil && m.toolSeq > m.goneSeq && m.shownTool != "" && m.toolSubject.Text != m.shownTool
+	if m.state.Name != Blocked || m.state.Prompt == nil || m.shown != p.Content || newCall {
+		if n, ok := m.stretch[p.Content]; ok && !newCall {
 			m.current = n
 		} else {
 			m.appearances++
 			m.current = m.appearances
 		}
-		m.shown = p.Content
+		m.shown, m.shownTool = p.Content, ""
 		if m.stretch == nil || len(m.stretch) >= recentPrompts {
 			m.stretch = map[string]uint64{}
 		}
 		m.stretch[p.Content] = m.current
+	}
+	if m.toolSubject != nil && m.toolSeq > m.goneSeq && m.shownTool == "" {
+		m.shownTool = m.toolSubject.Text
 	}
 	q := *p
 	q.ID = appearanceID(p.Content, m.current)
@@ -199,12 +207,15 @@ func (m *machine) appearance(name string, p *detect.Prompt) *detect.Prompt {
 
 // withToolSubject is next's prompt with the subject of the tool call the
 // agent reported for it, where it reported one since the last prompt left
-// and the prompt is one that shows a subject (a dialog of the agent's own
-// has none). Where the screen names another, that is drift, noted once a
-// prompt for the session to log.
+// and the prompt shows a subject of that kind, or one agentd could not read
+// (a dialog of the agent's own shows none; a plan reads better drawn than
+// as the tool's input). Where the screen names another thing, that is
+// drift, noted once a prompt for the session to log. The prompt's Content
+// stays the screen's: it is what the guard sees again before it types.
 func (m *machine) withToolSubject(next State) *detect.Prompt {
 	p, rep := next.Prompt, m.toolSubject
-	if next.Name != Blocked || p == nil || p.Subject == nil || rep == nil || m.toolSeq <= m.goneSeq {
+	if next.Name != Blocked || p == nil || p.Subject == nil || rep == nil || m.toolSeq <= m.goneSeq ||
+		p.Subject.Kind != rep.Kind && p.Subject.Text != "" {
 		return p
 	}
 	agree := sameSubject(rep, p.Subject)
@@ -218,7 +229,6 @@ func (m *machine) withToolSubject(next State) *detect.Prompt {
 	}
 	q := *p
 	q.Subject = &sub
-	q.Content = detect.Fingerprint(&q)
 	return &q
 }
 

@@ -481,3 +481,31 @@ func TestMachineToolSubjectFromAReport(t *testing.T) {
 		t.Fatalf("a prompt without a subject got the report's: %+v", st.Prompt.Subject)
 	}
 }
+
+// A prompt whose screen reads the same as the last (a command too long to
+// show, cut alike) is still a new prompt when the agent reported a new tool
+// call for it; a late report of the same call renames nothing.
+func TestMachineNewToolCallIsANewPrompt(t *testing.T) {
+	cut := &detect.Prompt{Kind: "permission", Question: "Proceed?", Options: promptP1.Options, Subject: &detect.Subject{Kind: "command", Text: "", Truncated: true}}
+	cut.Seal()
+	onScreen := detect.Verdict{Agent: "x", State: detect.StateBlocked, Reason: "x.menu", Prompt: cut}
+	hook := func(s *stepper, text string) {
+		s.m.reported(report{source: SourceHook, reason: "hook.PermissionRequest", rec: &detect.StatusRecord{State: "blocked"}, subject: &detect.Subject{Kind: "command", Text: text}}, s.now)
+	}
+	s := newStepper(t, knowsIdleRules)
+	s.want(readyV, Idle)
+	hook(s, "make build")
+	first := s.want(onScreen, Blocked).Prompt
+	if first.Subject.Text != "make build" {
+		t.Fatalf("an unread subject was not filled from the report: %+v", first.Subject)
+	}
+	hook(s, "make build") // the same call again, after the prompt drew
+	if again := s.want(onScreen, Blocked).Prompt.ID; again != first.ID {
+		t.Fatalf("a late report of the same call renamed the prompt: %s, then %s", first.ID, again)
+	}
+	hook(s, "make deploy")
+	second := s.want(onScreen, Blocked).Prompt
+	if second.ID == first.ID || second.Subject.Text != "make deploy" {
+		t.Fatalf("a new call under a screen that reads the same kept id %s (%+v)", first.ID, second.Subject)
+	}
+}

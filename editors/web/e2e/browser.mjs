@@ -172,6 +172,7 @@ try {
     await phone.page.locator('.prompt .question', { hasText: 'Do you want to proceed?' }).waitFor();
     // The screen is fetched after the card: wait for it, or the shot shows an empty box.
     await phone.page.locator('#screen', { hasText: 'touch from-the-phone.txt' }).waitFor();
+    await phone.page.locator('.prompt .subject-text', { hasText: /^touch from-the-phone\.txt$/ }).waitFor();
     await shot(phone.page, 'phone-390x844-claude-blocked.png');
   });
 
