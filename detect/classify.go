@@ -45,6 +45,12 @@ type Prompt struct {
 	Settle time.Duration `json:"-"`
 	// KeyGap, when not 0, is the pause between the keys of an answer.
 	KeyGap time.Duration `json:"-"`
+	// Stepped: the agent takes its keys one at a time (KeyGap) and its
+	// keys move a selection the screen shows, a row per arrow. An answer
+	// types each arrow once the screen shows the last one moved it, and
+	// Enter once the chosen option is the selected one: under load a fixed
+	// gap let two arrows arrive in one read, which the agent dropped.
+	Stepped bool `json:"-"`
 	// Positional: the keys move a selection from where the prompt starts
 	// it, and the screen does not show where it is now. Keys a person typed
 	// at the prompt may have moved it.
@@ -506,6 +512,7 @@ func (p *PromptParser) extract(rows, styles []string, cols int) *Prompt {
 		anySelected = anySelected || o.Selected
 	}
 	pr.Positional = tmpl.positional() && !anySelected
+	pr.Stepped = p.keyGap > 0 && anySelected && tmpl.stepsSelection()
 	pr.ID = Fingerprint(pr)
 	return pr
 }

@@ -209,7 +209,9 @@ type PromptParser struct {
 	Settle string `toml:"settle"`
 	// KeyGap, when set, types an answer's keys one at a time this far
 	// apart: for an agent that drops keys arriving in one read (Grok CLI
-	// takes "down, down, Enter" written at once as nothing).
+	// takes "down, down, Enter" written at once as nothing). Where the
+	// selection shows, each arrow also waits for the last to show
+	// (Prompt.Stepped).
 	KeyGap string `toml:"key_gap"`
 	// SelectedStyle marks the selected option by how its label looks,
 	// for menus that show the selection by colour alone: "reverse",
