@@ -20,6 +20,9 @@ type Verdict struct {
 	// Message is an error's own words: group 1 of the error rule's first
 	// pattern, where it has one.
 	Message string `json:"message,omitempty"`
+	// Background: the screen shows work the agent started running on after
+	// its own turn stopped (a rule with background = true).
+	Background bool `json:"background,omitempty"`
 }
 
 // Evidence is the text that decided a verdict and where it was.
@@ -164,11 +167,12 @@ func (m *Manifest) evaluate(s Screen, ex *Explanation) Verdict {
 			continue
 		}
 		v := Verdict{
-			Agent:    m.Name,
-			State:    r.State,
-			Outcome:  r.Outcome,
-			Reason:   m.Name + "." + r.ID,
-			Evidence: Evidence{Region: regionName(r.cond.Region), Text: text},
+			Agent:      m.Name,
+			State:      r.State,
+			Outcome:    r.Outcome,
+			Reason:     m.Name + "." + r.ID,
+			Evidence:   Evidence{Region: regionName(r.cond.Region), Text: text},
+			Background: r.Background,
 		}
 		if r.State == StateError && len(r.cond.match) > 0 {
 			if m := r.cond.match[0].re.FindStringSubmatch(text); len(m) > 1 {

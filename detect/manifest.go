@@ -171,6 +171,10 @@ type Rule struct {
 	AltScreen *bool `toml:"alt_screen"`
 	// Prompt names the parser that extracts the prompt of a blocked rule.
 	Prompt string `toml:"prompt"`
+	// Background, on a working rule: the agent's own turn has stopped but
+	// work it started runs on (Claude Code waiting on a background agent),
+	// so a report that the turn ended does not end it (Verdict.Background).
+	Background bool `toml:"background"`
 
 	cond Condition
 	line int
@@ -454,6 +458,9 @@ func (m *Manifest) compile(file string, data []byte) error {
 		}
 		if r.Outcome != "" && (r.State != StateDone || !outcomes[r.Outcome]) {
 			return errAt(line, id, "outcome %q: only done rules have one (completed, interrupted, failed, unknown)", r.Outcome)
+		}
+		if r.Background && r.State != StateWorking {
+			return errAt(line, id, "background: only working rules have it")
 		}
 		if r.State == StateDone && r.Outcome == "" {
 			r.Outcome = "unknown"

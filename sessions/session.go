@@ -224,9 +224,10 @@ func (s *Session) step(f facts) (State, time.Duration) {
 }
 
 // setReport records a report from a hook or signal and classifies again.
-func (s *Session) setReport(reason string, rec detect.StatusRecord) {
+// background: the report names work the agent started that still runs.
+func (s *Session) setReport(reason string, rec detect.StatusRecord, background bool) {
 	s.mu.Lock()
-	s.machine.reported(report{source: SourceHook, reason: reason, rec: &rec}, s.mgr.now())
+	s.machine.reported(report{source: SourceHook, reason: reason, rec: &rec, background: background}, s.mgr.now())
 	s.mu.Unlock()
 	s.poke()
 }
