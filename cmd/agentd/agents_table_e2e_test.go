@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -466,8 +467,11 @@ func promptLabels(b stateNote) []string {
 func (row agentRow) play(t *testing.T, c *client, id string, from *int, work string, turn agentTurn) {
 	t.Helper()
 	c.mustCall("runtime_send", map[string]any{"sessionId": id, "text": turn.send, "submit": true}, nil)
+	// A turn blocked or ended has worked: agentd may have read no frame of
+	// the work between two looks (a tool call that comes at once).
+	turnRan := []string{"blocked", "done", "error"}
 	if turn.working {
-		c.waitState(id, "working", from, 30*time.Second)
+		c.waitStateOr(id, "working", turnRan, from, 60*time.Second)
 	}
 	path := filepath.Join(work, turn.file)
 	if turn.question != "" {
@@ -481,14 +485,24 @@ func (row agentRow) play(t *testing.T, c *client, id string, from *int, work str
 		if _, err := os.Stat(path); turn.file != "" && err == nil {
 			t.Fatalf("%s exists before the answer", turn.file)
 		}
-		var res struct{ State string }
+		var res struct {
+			State  string
+			Prompt *struct {
+				PromptID string `json:"promptId"`
+			}
+		}
 		c.mustCall("runtime_answer", map[string]any{"sessionId": id, "promptId": b.Prompt.PromptID, "optionId": optionByLabel(t, b, turn.answer)}, &res)
+		for try := 2; try <= 3 && res.State == "blocked" && res.Prompt != nil && res.Prompt.PromptID == b.Prompt.PromptID; try++ {
+			// agentd says the keys did not take (the same prompt is still
+			// there) and lets the same answer through again.
+			noteRetry(t, fmt.Sprintf("%q: the prompt was still there after answer %d (the keys did not take); answered again", turn.answer, try-1))
+			c.mustCall("runtime_answer", map[string]any{"sessionId": id, "promptId": b.Prompt.PromptID, "optionId": optionByLabel(t, b, turn.answer)}, &res)
+		}
 		if turn.unblocked && res.State == "blocked" {
-			time.Sleep(2 * time.Second) // for the screen in the message only
-			t.Fatalf("still blocked after answering %q; states %s; screen 2 s later:\n%s", turn.answer, c.stateTrail(id), c.screen(id))
+			t.Fatalf("still blocked after answering %q; states %s; screen:\n%s", turn.answer, c.stateTrail(id), c.screen(id))
 		}
 		if turn.workingAfter {
-			c.waitState(id, "working", from, 30*time.Second)
+			c.waitStateOr(id, "working", turnRan, from, 60*time.Second)
 		}
 		if f := turn.then; f != nil && !f.maybe {
 			r := c.waitPrompt(id, from, 30*time.Second)
@@ -502,14 +516,16 @@ func (row agentRow) play(t *testing.T, c *client, id string, from *int, work str
 		}
 	}
 	idle := row.awaitEnd(t, c, id, from, turn)
+	// The turn's end follows the command it ran (or refused): its file is
+	// there, or not, by now.
 	if turn.file != "" {
 		if _, err := os.Stat(path); (err == nil) != turn.made {
-			t.Errorf("after answering %q: %s exists = %v, want %v", turn.answer, turn.file, err == nil, turn.made)
+			t.Errorf("after answering %q and the turn's end: %s exists = %v, want %v; states %s; screen:\n%s", turn.answer, turn.file, err == nil, turn.made, c.stateTrail(id), c.screen(id))
 		}
 	}
 	if !idle {
 		c.mustCall("session/seen", map[string]any{"sessionId": id}, nil)
-		c.waitState(id, "idle", from, 10*time.Second)
+		c.waitState(id, "idle", from, 30*time.Second)
 	}
 }
 
@@ -556,6 +572,8 @@ func (row agentRow) awaitEnd(t *testing.T, c *client, id string, from *int, turn
 			return false
 		case n.State == "done" && turn.firstDone:
 			t.Fatalf("done outcome %q (%s), want %s; states %s", n.Outcome, n.Reason, turn.outcome, c.stateTrail(id))
+		case n.State == "error":
+			t.Fatalf("waiting for the end of %q: error (%s) %q; states %s; screen:\n%s", turn.send, n.Reason, n.Message, c.stateTrail(id), c.screen(id))
 		}
 	}
 }

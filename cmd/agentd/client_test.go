@@ -236,6 +236,63 @@ func (c *client) waitStates(sessionID string, states []string, from *int, timeou
 	}
 }
 
+// waitStateOr waits for the session's next state that is state, or one of
+// later: states that come only after it, so that they tell it happened
+// (a turn that is blocked or done has worked, though agentd may have seen
+// no frame of the work between two looks). It advances *from past state;
+// a later state is left for the next wait to find.
+func (c *client) waitStateOr(sessionID, state string, later []string, from *int, timeout time.Duration) stateNote {
+	c.t.Helper()
+	deadline := time.After(timeout)
+	for {
+		c.mu.Lock()
+		notes := c.notes
+		c.mu.Unlock()
+		for i := *from; i < len(notes); i++ {
+			var s stateNote
+			if notes[i].Method != "session/state" || json.Unmarshal(notes[i].Params, &s) != nil || s.SessionID != sessionID {
+				continue
+			}
+			switch {
+			case s.State == state:
+				*from = i + 1
+				return s
+			case slices.Contains(later, s.State):
+				*from = i
+				return s
+			}
+		}
+		select {
+		case <-c.notify:
+		case <-deadline:
+			c.t.Fatalf("no %q state (nor a later %s) for %s within %s; states seen: %s\nscreen:\n%s", state, strings.Join(later, " or "), sessionID, timeout, c.states(sessionID), c.screen(sessionID))
+		}
+	}
+}
+
+// noteRetry records that a test did something again to pass (an answer
+// whose keys did not take, sent again as a person clicks again): in the
+// test's log, and in the file $AGENTD_RETRY_LOG names, whose lines make
+// test lists at its end even when the test passed. Nothing is retried
+// blindly: only what agentd says may be done again.
+func noteRetry(t testing.TB, what string) {
+	t.Helper()
+	t.Logf("retry: %s", what)
+	path := os.Getenv("AGENTD_RETRY_LOG")
+	if path == "" {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Errorf("retry log: %v", err)
+		return
+	}
+	defer f.Close()
+	if _, err := fmt.Fprintf(f, "%s: %s\n", t.Name(), what); err != nil {
+		t.Errorf("retry log: %v", err)
+	}
+}
+
 // states lists the states notified for a session, in order.
 func (c *client) states(sessionID string) []string {
 	var out []string
