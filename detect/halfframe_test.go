@@ -24,9 +24,12 @@ import (
 // drawn below it.
 //
 // TestHalfDrawnFrameEndsNoTurn plays every recorded session write by write
-// and cuts each write after every row it ends, as a PTY read can. Where the
-// whole frames on either side of the write read working or blocked, no cut
-// may read done or error unless one of them does too.
+// and cuts each write after the erasing it starts with and after every row
+// it ends, as a PTY read can. (Cuts inside synchronized output count too:
+// agentd reads a frame held there past syncHold, as a loaded machine's
+// can be; Auggie's frame after a denied command is one.) Where the whole
+// frames on either side of the write read working or blocked, no cut may
+// read done or error unless one of them does too.
 func TestHalfDrawnFrameEndsNoTurn(t *testing.T) {
 	set := loadSet(t)
 	raws, err := filepath.Glob(filepath.Join(fixtureRoot, "*", "*", "sessions", "*.raw"))
@@ -74,26 +77,45 @@ func checkHalfFrames(t *testing.T, m *detect.Manifest, sess recording.Session, w
 		vt.Write(w)
 		after := m.Classify(vt.Snapshot())
 		if (busy(before.State) || busy(after.State)) && !ends(before.State) && !ends(after.State) {
-			for j := range w {
-				if w[j] != '\n' || j == len(w)-1 {
-					continue
-				}
-				// The screen before the write, then the write up to this row.
+			for _, j := range cutsOf(w) {
+				// The screen before the write, then the write up to this cut.
 				half := term.New(term.Options{Cols: sess.Cols, Rows: sess.Rows})
 				half.Write(repaint)
-				half.Write(w[:j+1])
-				if half.InSync() {
-					continue // held in synchronized output: agentd does not read it
-				}
+				half.Write(w[:j])
 				cuts++
 				if v := m.Classify(half.Snapshot()); ends(v.State) {
 					t.Errorf("write %d cut after byte %d of %d reads %s (%s) between %s (%s) and %s (%s); screen:\n%s",
-						i, j+1, len(w), v.State, v.Reason, before.State, before.Reason, after.State, after.Reason, half.Snapshot().Text())
+						i, j, len(w), v.State, v.Reason, before.State, before.Reason, after.State, after.Reason, half.Snapshot().Text())
 					break
 				}
 			}
 		}
 		before = after
+	}
+	return cuts
+}
+
+// cutsOf are the places a read may end inside write w that show a frame
+// drawn in part: after the erasing and cursor moves it starts with (the
+// old frame gone, nothing new yet), and after each row it ends.
+func cutsOf(w []byte) []int {
+	var cuts []int
+	i := 0
+	for i < len(w) && w[i] == 0x1b {
+		j := i + 1
+		if j < len(w) && w[j] == '[' {
+			for j++; j < len(w) && (w[j] < 0x40 || w[j] > 0x7e); j++ {
+			}
+		}
+		i = j + 1
+	}
+	if i > 0 && i < len(w) {
+		cuts = append(cuts, i)
+	}
+	for j := i; j < len(w)-1; j++ {
+		if w[j] == '\n' {
+			cuts = append(cuts, j+1)
+		}
 	}
 	return cuts
 }
