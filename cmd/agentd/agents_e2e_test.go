@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -16,6 +18,68 @@ import (
 
 // requireAgent finds an installed agent CLI (see lab.Require).
 func requireAgent(t *testing.T, name string) string { t.Helper(); return lab.Require(t, name) }
+
+// labDirs makes an agent's HOME and work folder in the test's temporary
+// folder. Before that folder goes, it waits until no process runs with
+// that HOME any more: an agent's own child (Qwen's node under its
+// launcher) can outlive the session's exited state by a moment and still
+// write there, and the removal then failed under load ("directory not
+// empty"). One still there after 30 s is a test failure, named, and killed.
+func labDirs(t *testing.T) lab.Dirs {
+	t.Helper()
+	d, err := lab.NewDirs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { awaitNoProcessWithHome(t, d.Home, 30*time.Second) })
+	return d
+}
+
+// awaitNoProcessWithHome waits until no process has HOME=home in its
+// environment; see labDirs.
+func awaitNoProcessWithHome(t *testing.T, home string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		left := processesWithEnv("HOME=" + home)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			var what []string
+			for _, p := range left {
+				what = append(what, fmt.Sprintf("%d %s", p, cmdlineOf(p)))
+				_ = syscall.Kill(p, syscall.SIGKILL)
+			}
+			t.Errorf("%d processes still ran with the agent's HOME %s %s after its session: %s (killed)", len(left), home, timeout, strings.Join(what, "; "))
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// processesWithEnv lists the processes whose environment holds kv.
+func processesWithEnv(kv string) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil {
+			continue
+		}
+		for _, v := range strings.Split(string(env), "\x00") {
+			if v == kv {
+				out = append(out, pid)
+				break
+			}
+		}
+	}
+	return out
+}
 
 // envMap turns a launch environment into session/spawn's env: the lab's
 // variables set, and the ones agentd's own environment should not pass on
@@ -39,10 +103,7 @@ func envMap(env []string, unset ...string) map[string]*string {
 func spawnClaude(t *testing.T, c *client, script *fakemodel.Script, opts lab.ClaudeOptions) (d lab.Dirs, s spawned, from int, srv *fakemodel.Server) {
 	t.Helper()
 	bin := requireAgent(t, "claude")
-	d, err := lab.NewDirs(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	d = labDirs(t)
 	l, srv, err := lab.Claude(bin, d, script, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -177,10 +238,7 @@ func waitRequest(t *testing.T, srv *fakemodel.Server, what string, match func(fa
 // rollout events it took.
 func TestCodexDoneAndInterruptedFromReports(t *testing.T) {
 	bin := requireAgent(t, "codex")
-	d, err := lab.NewDirs(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := labDirs(t)
 	script := &fakemodel.Script{Rules: []fakemodel.Rule{
 		{Prompt: "say hello", Reply: fakemodel.Reply{Text: "Hello."}},
 		{Prompt: "think long", Reply: fakemodel.Reply{Text: "Still thinking.", FirstByte: 30 * time.Second}},
@@ -224,10 +282,7 @@ func TestCodexDoneAndInterruptedFromReports(t *testing.T) {
 // After the kill the daemon is back to its keeper and its open files.
 func TestClaudeOutlivesItsClient(t *testing.T) {
 	bin := requireAgent(t, "claude")
-	ld, err := lab.NewDirs(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ld := labDirs(t)
 	script := &fakemodel.Script{Rules: []fakemodel.Rule{{
 		Prompt:    "make a file",
 		Reply:     fakemodel.Reply{Text: "I'll create it.", Tool: lab.ClaudeBash("touch outlived.txt", "Create outlived.txt")},

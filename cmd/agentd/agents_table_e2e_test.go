@@ -19,9 +19,10 @@ import (
 // first-run pages answered from the editor, then its turns. A turn is a
 // task sent with runtime_send → working → blocked with the prompt the
 // recordings have → runtime_send refused while blocked → runtime_answer by
-// the option's label → the command's file there (approved) or not
-// (refused) → done with the turn's outcome → seen → idle. At the end the
-// session is killed → exited.
+// the option's label → the prompt gone from the state stream → done with
+// the turn's outcome → the command's file there (approved) or not
+// (refused) → seen → idle. At the end the session is killed → exited, and
+// no process is left with the agent's HOME (labDirs).
 //
 // One row per agent; a row is a subtest named after the agent, so
 //
@@ -80,8 +81,6 @@ type agentTurn struct {
 	settles   bool
 	attention bool   // the blocked state raises attention
 	answer    string // the label answered
-	// unblocked: runtime_answer's result is no longer blocked.
-	unblocked bool
 	// workingAfter: working follows the answer.
 	workingAfter bool
 	// then is the prompt the answer brings, answered in turn.
@@ -171,14 +170,14 @@ func agentRows() []agentRow {
 				send: "please make a file", working: true,
 				question: "Do you want to proceed?", kind: "permission",
 				options:   []string{"Yes", "Yes, and always allow access to *", "Yes, and switch to auto mode", "No"},
-				attention: true, answer: "Yes", unblocked: true, workingAfter: true,
+				attention: true, answer: "Yes", workingAfter: true,
 				file: "made.txt", made: true, outcome: "completed", firstDone: true,
 			}, {
 				send: "now make another", working: true,
 				question: "Do you want to proceed?", kind: "permission",
 				options: []string{"Yes", "Yes, and always allow access to *", "Yes, and switch to auto mode", "No"},
-				answer:  "No", unblocked: true,
-				file: "other.txt", outcome: "interrupted",
+				answer:  "No",
+				file:    "other.txt", outcome: "interrupted",
 			}},
 		},
 		{
@@ -202,14 +201,14 @@ func agentRows() []agentRow {
 				send: "make a notes file", working: true,
 				question: "Would you like to run the following command?", kind: "permission",
 				options: []string{"Yes, proceed", "Yes, and don't ask again for commands that start with `touch notes.txt`", "No, and tell Codex what to do differently"},
-				answer:  "Yes, proceed", unblocked: true,
-				file: "notes.txt", made: true, outcome: "completed", firstDone: true,
+				answer:  "Yes, proceed",
+				file:    "notes.txt", made: true, outcome: "completed", firstDone: true,
 			}, {
 				send: "now make the other file", working: true,
 				question: "Would you like to run the following command?", kind: "permission",
 				options: []string{"Yes, proceed", "Yes, and don't ask again for commands that start with `touch other.txt`", "No, and tell Codex what to do differently"},
-				answer:  "No, and tell Codex what to do differently", unblocked: true,
-				file: "other.txt", outcome: "interrupted",
+				answer:  "No, and tell Codex what to do differently",
+				file:    "other.txt", outcome: "interrupted",
 			}},
 		},
 		{
@@ -384,10 +383,7 @@ func agentRows() []agentRow {
 
 func (row agentRow) run(t *testing.T) {
 	bin := row.bin(t)
-	d, err := lab.NewDirs(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := labDirs(t)
 	l, srv, err := row.launch(bin, d, row.script)
 	if err != nil {
 		t.Fatal(err)
@@ -491,15 +487,23 @@ func (row agentRow) play(t *testing.T, c *client, id string, from *int, work str
 				PromptID string `json:"promptId"`
 			}
 		}
-		c.mustCall("runtime_answer", map[string]any{"sessionId": id, "promptId": b.Prompt.PromptID, "optionId": optionByLabel(t, b, turn.answer)}, &res)
-		for try := 2; try <= 3 && res.State == "blocked" && res.Prompt != nil && res.Prompt.PromptID == b.Prompt.PromptID; try++ {
-			// agentd says the keys did not take (the same prompt is still
-			// there) and lets the same answer through again.
-			noteRetry(t, fmt.Sprintf("%q: the prompt was still there after answer %d (the keys did not take); answered again", turn.answer, try-1))
+		answer := func() {
 			c.mustCall("runtime_answer", map[string]any{"sessionId": id, "promptId": b.Prompt.PromptID, "optionId": optionByLabel(t, b, turn.answer)}, &res)
 		}
-		if turn.unblocked && res.State == "blocked" {
-			t.Fatalf("still blocked after answering %q; states %s; screen:\n%s", turn.answer, c.stateTrail(id), c.screen(id))
+		stillThere := func() bool {
+			return res.State == "blocked" && res.Prompt != nil && res.Prompt.PromptID == b.Prompt.PromptID
+		}
+		// agentd waits 3 s for the prompt to leave before it returns; a
+		// loaded agent can take longer, and the state stream says when it
+		// went. Only a prompt still there then did not take the keys, and
+		// agentd lets the same answer through again.
+		answer()
+		if stillThere() && !c.awaitPromptLeft(id, b.Prompt.PromptID, from, 30*time.Second) {
+			noteRetry(t, fmt.Sprintf("%q: the prompt was still there 30 s after the answer (the keys did not take); answered again", turn.answer))
+			answer()
+			if stillThere() && !c.awaitPromptLeft(id, b.Prompt.PromptID, from, 30*time.Second) {
+				t.Fatalf("the prompt stayed after answering %q twice; states %s; screen:\n%s", turn.answer, c.stateTrail(id), c.screen(id))
+			}
 		}
 		if turn.workingAfter {
 			c.waitStateOr(id, "working", turnRan, from, 60*time.Second)

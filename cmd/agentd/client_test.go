@@ -270,6 +270,34 @@ func (c *client) waitStateOr(sessionID, state string, later []string, from *int,
 	}
 }
 
+// awaitPromptLeft waits for the session's next state that is not blocked
+// on promptID, and says whether it came within timeout. It leaves that
+// state for the next wait to find.
+func (c *client) awaitPromptLeft(sessionID, promptID string, from *int, timeout time.Duration) bool {
+	c.t.Helper()
+	deadline := time.After(timeout)
+	for {
+		c.mu.Lock()
+		notes := c.notes
+		c.mu.Unlock()
+		for i := *from; i < len(notes); i++ {
+			var s stateNote
+			if notes[i].Method != "session/state" || json.Unmarshal(notes[i].Params, &s) != nil || s.SessionID != sessionID {
+				continue
+			}
+			if s.State != "blocked" || s.Prompt == nil || s.Prompt.PromptID != promptID {
+				*from = i
+				return true
+			}
+		}
+		select {
+		case <-c.notify:
+		case <-deadline:
+			return false
+		}
+	}
+}
+
 // noteRetry records that a test did something again to pass (an answer
 // whose keys did not take, sent again as a person clicks again): in the
 // test's log, and in the file $AGENTD_RETRY_LOG names, whose lines make
