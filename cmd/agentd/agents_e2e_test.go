@@ -555,11 +555,12 @@ func answerByLabel(t *testing.T, c *client, id string, from *int, question, labe
 	if option == "" {
 		t.Fatalf("%q: options %q have no %q; screen:\n%s", question, labels, label, c.screen(id))
 	}
-	// The answer returns the state after it. Where the same prompt is still
-	// there, the keys did not take (under load Claude Code once let them go
-	// by); agentd lets a retry of the same promptId through then, as a
-	// person would click again. It is safe: a prompt that changed since
-	// refuses the retry as stale.
+	// The answer returns the state after it, once the prompt has left or
+	// 3 s have passed. Under load Claude Code can take longer: the state
+	// stream says when the prompt went. One still there then did not take
+	// the keys (Claude once let them go by); agentd lets the same promptId
+	// through again, as a person would click again. It is safe: a prompt
+	// that changed since refuses the retry as stale.
 	for try := 1; ; try++ {
 		var res struct {
 			Prompt *struct {
@@ -573,10 +574,13 @@ func answerByLabel(t *testing.T, c *client, id string, from *int, question, labe
 		if err != nil {
 			t.Fatalf("runtime_answer %q with %q: %v", question, label, err)
 		}
-		if res.Prompt == nil || res.Prompt.PromptID != b.Prompt.PromptID || try == 3 {
+		if res.Prompt == nil || res.Prompt.PromptID != b.Prompt.PromptID || c.awaitPromptLeft(id, b.Prompt.PromptID, from, 30*time.Second) {
 			break
 		}
-		noteRetry(t, fmt.Sprintf("%q: the prompt was still there after answer %d (the keys did not take); answered again", question, try))
+		if try == 2 {
+			t.Fatalf("%q: the prompt stayed after answering %q twice; states %s; screen:\n%s", question, label, c.stateTrail(id), c.screen(id))
+		}
+		noteRetry(t, fmt.Sprintf("%q: the prompt was still there 30 s after answer %d (the keys did not take); answered again", question, try))
 	}
 	return labels
 }
