@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -236,4 +238,31 @@ func TestAnswerStepsASelectionItShows(t *testing.T) {
 		t.Fatalf("still blocked after answering No: %+v\n%s", after, s.pty.term.Snapshot().Text())
 	}
 	awaitScreen(t, s, "chose No")
+}
+
+// A hang-up (session/kill's default) ends the session's whole process
+// group: a leader that leaves at once while a child of its group ignores
+// SIGHUP no longer leaves the child running after the session exited
+// (Qwen's node under its launcher did, and wrote into its HOME after).
+func TestKillEndsWhatIsLeftOfTheGroup(t *testing.T) {
+	m := guardManager(t)
+	s := spawnScript(t, m, `(trap '' HUP; exec sleep 300) & echo "child=$!"; trap 'exit 0' HUP; wait`)
+	text := awaitScreen(t, s, "child=")
+	_, after, _ := strings.Cut(text, "child=")
+	child, err := strconv.Atoi(strings.Fields(after)[0])
+	if err != nil {
+		t.Fatalf("no child pid on screen:\n%s", text)
+	}
+	if err := s.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	<-s.Exited()
+	deadline := time.Now().Add(20 * time.Second)
+	for syscall.Kill(child, 0) == nil {
+		if time.Now().After(deadline) {
+			_ = syscall.Kill(child, syscall.SIGKILL)
+			t.Fatalf("the group's child %d still ran 20 s after the session exited", child)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
