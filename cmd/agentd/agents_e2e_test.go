@@ -20,24 +20,21 @@ import (
 func requireAgent(t *testing.T, name string) string { t.Helper(); return lab.Require(t, name) }
 
 // labDirs makes an agent's HOME and work folder in the test's temporary
-// folder. Before that folder goes, it waits until no process runs with
-// that HOME any more: an agent's own child (Qwen's node under its
-// launcher) can outlive the session's exited state by a moment and still
-// write there, and the removal then failed under load ("directory not
-// empty"). One still there after 30 s is a test failure, named, and killed.
+// folder. (A private agentd's client waits, when it closes, until no
+// process runs with a HOME it spawned a session with: see client.close.)
 func labDirs(t *testing.T) lab.Dirs {
 	t.Helper()
 	d, err := lab.NewDirs(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { awaitNoProcessWithHome(t, d.Home, 30*time.Second) })
 	return d
 }
 
 // awaitNoProcessWithHome waits until no process has HOME=home in its
-// environment; see labDirs.
-func awaitNoProcessWithHome(t *testing.T, home string, timeout time.Duration) {
+// environment; one still there after timeout fails the test, named, and is
+// killed.
+func awaitNoProcessWithHome(t testing.TB, home string, timeout time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {

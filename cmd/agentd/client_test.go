@@ -60,6 +60,11 @@ type client struct {
 
 	closeOnce sync.Once
 	exitCode  int
+	// private: this agentd serves only this client (--private), so its
+	// sessions end when it exits. homes are the HOMEs it spawned sessions
+	// with, which close waits to be free of processes.
+	private bool
+	homes   []string
 
 	mu     sync.Mutex
 	notes  []notification
@@ -126,7 +131,7 @@ func startClientWith(t testing.TB, bin, dir string, args, env []string) *client 
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	c := &client{t: t, cmd: cmd, in: in, notify: make(chan struct{}, 1)}
+	c := &client{t: t, cmd: cmd, in: in, notify: make(chan struct{}, 1), private: slices.Contains(args, "--private")}
 	rw := struct {
 		io.Reader
 		io.WriteCloser
@@ -155,6 +160,13 @@ func (c *client) handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Reque
 
 func (c *client) call(method string, params, result any) error {
 	c.t.Helper()
+	if p, ok := params.(map[string]any); ok && method == "session/spawn" {
+		if env, ok := p["env"].(map[string]*string); ok && env["HOME"] != nil {
+			c.mu.Lock()
+			c.homes = append(c.homes, *env["HOME"])
+			c.mu.Unlock()
+		}
+	}
 	guard := 30 * time.Second
 	if method == "session/spawn" {
 		// An ACP spawn answers once the agent is up (initialize,
@@ -351,7 +363,10 @@ func (c *client) screen(sessionID string) string {
 }
 
 // close closes agentd's stdin and waits for it to exit; it returns the
-// exit code (-1 when killed).
+// exit code (-1 when killed). A private agentd has then ended its
+// sessions: close waits until no process runs with their HOMEs, which the
+// test's temporary folder holds (an agent's child can outlive its leader
+// for a moment, still writing there).
 func (c *client) close() int {
 	c.closeOnce.Do(func() {
 		_ = c.in.Close()
@@ -365,6 +380,14 @@ func (c *client) close() int {
 			c.t.Errorf("agentd did not exit within 10s of stdin closing")
 		}
 		c.exitCode = c.cmd.ProcessState.ExitCode()
+		if c.private {
+			c.mu.Lock()
+			homes := c.homes
+			c.mu.Unlock()
+			for _, home := range homes {
+				awaitNoProcessWithHome(c.t, home, 30*time.Second)
+			}
+		}
 	})
 	return c.exitCode
 }
