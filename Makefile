@@ -32,17 +32,30 @@ dist:
 	$(GO) run ./cmd/agentd-dist -out dist -version '$(VERSION)' -commit '$(GIT_COMMIT)' -vscode editors/vscode
 
 # Each stage in turn, stopping at the first that fails; the end of the log
-# has every stage's time and a closing "N passed, N failed" over stages.
+# has every stage's time, the recorder's attempts for the agent scenarios,
+# every test or scenario that needed another attempt (even when its stage
+# passed: a flake stays visible), and a closing "N passed, N failed" over
+# stages. What needed another attempt is what the programs append to the
+# file $AGENTD_RETRY_LOG names (one per stage): the recorder's retried
+# scenarios, a test's answer sent again (cmd/agentd noteRetry).
 TEST_STAGES ?= deps agents unit cross portable fuzz nvim vscode web conformance-smoke
 test:
-	@passed=0; failed=0; times=""; \
+	@tmp=$$(mktemp -d); passed=0; failed=0; times=""; retried=""; \
 	for st in $(TEST_STAGES); do \
 	  t0=$$(date +%s); \
-	  if $(MAKE) --no-print-directory $$st; then passed=$$((passed+1)); r=ok; else failed=$$((failed+1)); r=FAILED; fi; \
-	  times="$$times$$(printf '  %-18s %6ss  %s' $$st $$(( $$(date +%s) - t0 )) $$r)\n"; \
+	  { AGENTD_RETRY_LOG=$$tmp/$$st.retries $(MAKE) --no-print-directory $$st; echo $$? >$$tmp/rc; } 2>&1 | tee $$tmp/$$st.log; \
+	  if [ "$$(cat $$tmp/rc)" = 0 ]; then passed=$$((passed+1)); r=ok; else failed=$$((failed+1)); r=FAILED; fi; \
+	  note=$$(grep -E '^recorder: ' $$tmp/$$st.log | tail -n 1); \
+	  n=0; [ -s $$tmp/$$st.retries ] && n=$$(wc -l <$$tmp/$$st.retries); \
+	  [ $$n -gt 0 ] && note="$$note$${note:+; }$$n retried"; \
+	  [ $$n -gt 0 ] && retried="$$retried$$(sed "s|^|  $$st: |" $$tmp/$$st.retries)\n"; \
+	  times="$$times$$(printf '  %-18s %6ss  %-6s %s' $$st $$(( $$(date +%s) - t0 )) $$r "$$note")\n"; \
 	  [ $$r = ok ] || break; \
 	done; \
 	printf '\nmake test, stage times:\n%b' "$$times"; \
+	if [ -n "$$retried" ]; then printf 'needed another attempt (listed whether or not it then passed):\n%b' "$$retried"; \
+	else echo "needed another attempt: nothing"; fi; \
+	rm -rf $$tmp; \
 	echo "stages: $$passed passed, $$failed failed"; \
 	[ $$failed -eq 0 ]
 

@@ -296,7 +296,9 @@ func (r *recorder) Exited(e Exit) {
 // wait waits until cond holds (checked under the recorder's lock).
 func (r *recorder) wait(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.After(10 * time.Second)
+	// A guard: the real agents (agents_test.go) ask through a model turn,
+	// which a loaded machine slows down.
+	deadline := time.After(60 * time.Second)
 	for {
 		r.mu.Lock()
 		ok := cond()

@@ -20,6 +20,9 @@ type Verdict struct {
 	// Message is an error's own words: group 1 of the error rule's first
 	// pattern, where it has one.
 	Message string `json:"message,omitempty"`
+	// Background: the screen shows work the agent started running on after
+	// its own turn stopped (a rule with background = true).
+	Background bool `json:"background,omitempty"`
 }
 
 // Evidence is the text that decided a verdict and where it was.
@@ -48,6 +51,12 @@ type Prompt struct {
 	Settle time.Duration `json:"-"`
 	// KeyGap, when not 0, is the pause between the keys of an answer.
 	KeyGap time.Duration `json:"-"`
+	// Stepped: the agent takes its keys one at a time (KeyGap) and its
+	// keys move a selection the screen shows, a row per arrow. An answer
+	// types each arrow once the screen shows the last one moved it, and
+	// Enter once the chosen option is the selected one: under load a fixed
+	// gap let two arrows arrive in one read, which the agent dropped.
+	Stepped bool `json:"-"`
 	// Positional: the keys move a selection from where the prompt starts
 	// it, and the screen does not show where it is now. Keys a person typed
 	// at the prompt may have moved it.
@@ -149,11 +158,12 @@ func (m *Manifest) evaluate(s Screen, ex *Explanation) Verdict {
 			continue
 		}
 		v := Verdict{
-			Agent:    m.Name,
-			State:    r.State,
-			Outcome:  r.Outcome,
-			Reason:   m.Name + "." + r.ID,
-			Evidence: Evidence{Region: regionName(r.cond.Region), Text: text},
+			Agent:      m.Name,
+			State:      r.State,
+			Outcome:    r.Outcome,
+			Reason:     m.Name + "." + r.ID,
+			Evidence:   Evidence{Region: regionName(r.cond.Region), Text: text},
+			Background: r.Background,
 		}
 		if r.State == StateError && len(r.cond.match) > 0 {
 			if m := r.cond.match[0].re.FindStringSubmatch(text); len(m) > 1 {
@@ -499,6 +509,7 @@ func (p *PromptParser) extract(rows, styles []string, cols int) *Prompt {
 	}
 	pr.Positional = tmpl.positional() && !anySelected
 	pr.Subject = p.subject(rows, qRow, menu, cols)
+	pr.Stepped = p.keyGap > 0 && anySelected && tmpl.stepsSelection()
 	pr.Seal()
 	return pr
 }

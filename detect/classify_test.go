@@ -121,6 +121,41 @@ selected_style = "background"
 	}
 }
 
+// A menu whose agent takes keys one at a time (key_gap) and shows its
+// selection is answered a step at a time: each arrow once the last one
+// shows. Without a selection on screen there is nothing to watch.
+func TestSteppedMenu(t *testing.T) {
+	manifest := func(gap string) *detect.Manifest {
+		m, err := detect.ParseManifest("grid.toml", []byte(`name = "grid"
+[[rule]]
+id = "menu"
+state = "blocked"
+match = ['Allow this\?']
+prompt = "menu"
+[prompt.menu]
+kind = "permission"
+question = '^(Allow this\?)$'
+option = '^(?:(?P<selected>›)| ) (?P<label>\S.*?)\s*$'
+keys = "<down*{down}><up*{up}><enter>"
+`+gap))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	s := detect.Screen{Cols: 40, Rows: 4, Lines: []string{"Allow this?", "› Yes", "  Yes, always", "  No"}}
+	if v := manifest("key_gap = \"40ms\"\n").Classify(s); v.Prompt == nil || !v.Prompt.Stepped {
+		t.Errorf("key_gap and a selection on screen: %+v, want stepped", v.Prompt)
+	}
+	if v := manifest("").Classify(s); v.Prompt == nil || v.Prompt.Stepped {
+		t.Errorf("no key_gap: %+v, want not stepped", v.Prompt)
+	}
+	s.Lines[1] = "  Yes"
+	if v := manifest("key_gap = \"40ms\"\n").Classify(s); v.Prompt == nil || v.Prompt.Stepped {
+		t.Errorf("no selection on screen: %+v, want not stepped", v.Prompt)
+	}
+}
+
 // A key drawn in brackets inside its label ("[A]llow [D]eny") is the key;
 // the label reads as the word. A question padded apart from its counter
 // reads with one space, and each branch of an alternation may hold it.

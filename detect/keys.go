@@ -145,6 +145,23 @@ func (t keyTemplate) positional() bool {
 	return false
 }
 
+// stepsSelection reports whether the template's only repeated keys are
+// counted from the selected option ({down}, {up}): each of them moves the
+// selection one row toward the option.
+func (t keyTemplate) stepsSelection() bool {
+	steps := false
+	for _, tok := range t {
+		switch tok.repeat {
+		case "":
+		case "{down}", "{up}":
+			steps = true
+		default:
+			return false
+		}
+	}
+	return steps
+}
+
 // expand returns the keys for one option, or "" when a placeholder it needs
 // is empty (no key hint on the row): such an option cannot be answered.
 func (t keyTemplate) expand(c keyContext) string {

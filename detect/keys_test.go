@@ -52,3 +52,18 @@ func TestPositionalTemplates(t *testing.T) {
 		}
 	}
 }
+
+func TestSteppedTemplates(t *testing.T) {
+	for tmpl, want := range map[string]bool{
+		"{id}": false, "<right*{i}><enter>": false, "<left*{count}><right*{i}><enter>": false,
+		"<down*{down}><up*{up}><enter>": true, "<up*{up}><down*{down}><enter>": true, "<right*2><enter>": false,
+	} {
+		k, err := parseKeys(tmpl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k.stepsSelection() != want {
+			t.Errorf("%s: stepsSelection %v, want %v", tmpl, !want, want)
+		}
+	}
+}

@@ -171,6 +171,10 @@ type Rule struct {
 	AltScreen *bool `toml:"alt_screen"`
 	// Prompt names the parser that extracts the prompt of a blocked rule.
 	Prompt string `toml:"prompt"`
+	// Background, on a working rule: the agent's own turn has stopped but
+	// work it started runs on (Claude Code waiting on a background agent),
+	// so a report that the turn ended does not end it (Verdict.Background).
+	Background bool `toml:"background"`
 
 	cond Condition
 	line int
@@ -209,7 +213,9 @@ type PromptParser struct {
 	Settle string `toml:"settle"`
 	// KeyGap, when set, types an answer's keys one at a time this far
 	// apart: for an agent that drops keys arriving in one read (Grok CLI
-	// takes "down, down, Enter" written at once as nothing).
+	// takes "down, down, Enter" written at once as nothing). Where the
+	// selection shows, each arrow also waits for the last to show
+	// (Prompt.Stepped).
 	KeyGap string `toml:"key_gap"`
 	// SelectedStyle marks the selected option by how its label looks,
 	// for menus that show the selection by colour alone: "reverse",
@@ -470,6 +476,9 @@ func (m *Manifest) compile(file string, data []byte) error {
 		}
 		if r.Outcome != "" && (r.State != StateDone || !outcomes[r.Outcome]) {
 			return errAt(line, id, "outcome %q: only done rules have one (completed, interrupted, failed, unknown)", r.Outcome)
+		}
+		if r.Background && r.State != StateWorking {
+			return errAt(line, id, "background: only working rules have it")
 		}
 		if r.State == StateDone && r.Outcome == "" {
 			r.Outcome = "unknown"

@@ -24,6 +24,7 @@ func TestManifestErrors(t *testing.T) {
 		{"name = \"x\"\n[reports]\nlog = \"syslog\"\n", `x.toml:3: reports.log "syslog": agentd reads logs of the kind "codex-rollout" only`},
 		{"name = \"x\"\n[input]\nsubmit_after = \"soon\"\n", `x.toml:3: input.submit_after "soon": want a duration from 0 to 10s`},
 		{"name = \"x\"\n[input]\nsubmit_after = \"11s\"\n", `input.submit_after "11s"`},
+		{"name = \"x\"\n[[rule]]\nid = \"a\"\nstate = \"idle\"\nbackground = true\nmatch = ['x']\n", `x.toml:2: rule "a": background: only working rules have it`},
 	}
 	for _, tc := range tests {
 		_, err := ParseManifest("x.toml", []byte(tc.toml))

@@ -12,7 +12,8 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 )
 
-// TestMain runs this test binary as a FAKE ACP agent when
+// TestMain runs this test binary as a fake menu agent (guard_test.go)
+// when AGENTD_TEST_MENU_AGENT is set, and as a FAKE ACP agent when
 // AGENTD_TEST_ACP_AGENT is set: the sessions tests need an ACP agent that
 // starts at once and asks one permission per prompt, with no model and no
 // account behind it. It speaks ACP through the SDK's agent side, so the
@@ -30,6 +31,9 @@ import (
 // its output, tells it as an agent message ("exit N: output"), releases
 // the terminal and ends the turn, asking no permission.
 func TestMain(m *testing.M) {
+	if os.Getenv("AGENTD_TEST_MENU_AGENT") != "" {
+		os.Exit(fakeMenuAgent())
+	}
 	switch os.Getenv("AGENTD_TEST_ACP_AGENT") {
 	case "login":
 		os.Exit(fakeLogin(os.Getenv("AGENTD_TEST_ACP_AUTH_FILE")))

@@ -237,10 +237,86 @@ func (d *ptyDriver) answer(st State, promptID, optionID, text string) (State, er
 	s.mu.Lock()
 	s.machine.answering(promptID)
 	s.mu.Unlock()
+	if st.Prompt.Stepped && optionID != "" {
+		if ok, err := d.stepKeys(st.Prompt, optionID, keys); err != nil || !ok {
+			return d.notTaken(promptID), err
+		}
+		return d.awaitPromptGone(promptID, st.Prompt.Content), nil
+	}
 	if err := d.writeKeys(keys, st.Prompt.KeyGap); err != nil {
 		return st, err
 	}
 	return d.awaitPromptGone(promptID, st.Prompt.Content), nil
+}
+
+// stepKeys types an option's keys at a Stepped prompt: one key at a time,
+// each arrow once the screen shows the one before moved the selection,
+// and the last key (Enter) only once the option is the selected one. It
+// reports false, having typed no Enter, where the selection did not move
+// within answerWait or stopped elsewhere: the keys did not take.
+func (d *ptyDriver) stepKeys(p *detect.Prompt, optionID, keys string) (bool, error) {
+	sel := selectedOption(p)
+	steps := splitKeys(keys)
+	for i, k := range steps {
+		if i > 0 {
+			time.Sleep(p.KeyGap)
+		}
+		if i == len(steps)-1 && sel != optionID {
+			return false, nil
+		}
+		if err := d.write([]byte(k)); err != nil {
+			return false, err
+		}
+		if i == len(steps)-1 {
+			break
+		}
+		moved, ok := d.awaitSelectionMoved(p.Content, sel)
+		if !ok {
+			return false, nil
+		}
+		sel = moved
+	}
+	return true, nil
+}
+
+// awaitSelectionMoved waits, at most answerWait, until the prompt whose
+// Content is content shows a selected option other than from, and returns
+// it. A frame without the prompt is waited past: it may be one drawn
+// halfway.
+func (d *ptyDriver) awaitSelectionMoved(content, from string) (string, bool) {
+	deadline := time.Now().Add(answerWait)
+	for time.Now().Before(deadline) && !d.s.isExited() {
+		v, _ := d.classifyNow()
+		if v.Prompt != nil && v.Prompt.Content == content {
+			if sel := selectedOption(v.Prompt); sel != from && sel != "" {
+				return sel, true
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return "", false
+}
+
+// selectedOption is the id of the prompt's selected option, "" when none is.
+func selectedOption(p *detect.Prompt) string {
+	for _, o := range p.Options {
+		if o.Selected {
+			return o.ID
+		}
+	}
+	return ""
+}
+
+// notTaken reports the state after keys that did not choose the option:
+// the prompt stays, and a retry of the same promptId goes through.
+func (d *ptyDriver) notTaken(promptID string) State {
+	st := d.s.update()
+	if st.Prompt != nil && st.Prompt.ID == promptID {
+		d.s.mu.Lock()
+		d.s.machine.answerFailed()
+		d.s.mu.Unlock()
+	}
+	return st
 }
 
 // writeKeys writes an answer's keys: at once, or with gap between one key

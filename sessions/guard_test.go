@@ -2,9 +2,15 @@ package sessions
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/term"
 
 	"github.com/agentd/agentd/detect"
 )
@@ -129,5 +135,134 @@ func TestGuardedWritesToAnEndedSession(t *testing.T) {
 	}
 	if _, err := s.Answer("p", "1", ""); !errors.Is(err, ErrExited) {
 		t.Errorf("Answer to an ended session: %v, want ErrExited", err)
+	}
+}
+
+// fakeMenuAgent is a terminal agent with an arrow-key menu, run by
+// TestMain: it reads keys raw, drops a read that holds more than one key
+// (as Ink-based agents do), and redraws the selection only a while after
+// each arrow, as a busy machine does. It prints the option Enter chose.
+func fakeMenuAgent() int {
+	old, err := term.MakeRaw(0)
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	defer term.Restore(0, old)
+	options := []string{"Yes", "Yes, always", "No"}
+	sel := 0
+	draw := func() {
+		fmt.Print("\x1b[H\x1b[2JAllow this?\r\n")
+		for i, o := range options {
+			mark := " "
+			if i == sel {
+				mark = "›"
+			}
+			fmt.Printf("%s %s\r\n", mark, o)
+		}
+	}
+	draw()
+	buf := make([]byte, 64)
+	for {
+		n, err := os.Stdin.Read(buf)
+		if err != nil {
+			return 1
+		}
+		switch string(buf[:n]) {
+		case "\x1b[B":
+			sel = min(sel+1, len(options)-1)
+		case "\x1b[A":
+			sel = max(sel-1, 0)
+		case "\r":
+			fmt.Printf("\x1b[H\x1b[2Jchose %s\r\n", options[sel])
+			time.Sleep(30 * time.Second)
+			return 0
+		default:
+			continue // several keys in one read: dropped
+		}
+		time.Sleep(300 * time.Millisecond)
+		draw()
+	}
+}
+
+// menuRules reads fakeMenuAgent's menu; it takes keys one at a time.
+const menuRules = `name = "menu"
+[identify]
+argv = ["AGENTD_TEST_MENU_AGENT"]
+[[rule]]
+id = "menu"
+state = "blocked"
+match = ['^Allow this\?$']
+prompt = "menu"
+[prompt.menu]
+kind = "permission"
+question = '^(Allow this\?)$'
+option = '^(?:(?P<selected>›)| ) (?P<label>\S.*?)\s*$'
+keys = "<down*{down}><up*{up}><enter>"
+key_gap = "40ms"
+`
+
+// An agent that takes keys one at a time and draws its selection late
+// gets each arrow only once the last one shows, and Enter only once the
+// chosen option is selected: typed 40 ms apart, the keys would pile up in
+// one read while it draws, and it would drop them.
+func TestAnswerStepsASelectionItShows(t *testing.T) {
+	rules, warnings := detect.Load(map[string][]byte{"menu.toml": []byte(menuRules)}, "test")
+	if len(warnings) > 0 {
+		t.Fatal(warnings)
+	}
+	m := NewManager(Options{Rules: rules}, &recEvents{states: map[string][]State{}})
+	t.Cleanup(m.Shutdown)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	on := "1"
+	s, err := m.Spawn(SpawnSpec{Argv: []string{self}, Env: map[string]*string{"AGENTD_TEST_MENU_AGENT": &on}, Cwd: t.TempDir(), Cols: 80, Rows: 24, Agent: "menu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := awaitState(t, s, Blocked)
+	if !st.Prompt.Stepped {
+		t.Fatalf("prompt %+v is not stepped", st.Prompt)
+	}
+	no, ok := st.Prompt.Option("3")
+	if !ok || no.Label != "No" {
+		t.Fatalf("options %+v have no 3 No", st.Prompt.Options)
+	}
+	after, err := s.Answer(st.Prompt.ID, no.ID, "")
+	if err != nil {
+		t.Fatalf("answer No: %v", err)
+	}
+	if after.Name == Blocked {
+		t.Fatalf("still blocked after answering No: %+v\n%s", after, s.pty.term.Snapshot().Text())
+	}
+	awaitScreen(t, s, "chose No")
+}
+
+// A hang-up (session/kill's default) ends the session's whole process
+// group: a leader that leaves at once while a child of its group ignores
+// SIGHUP no longer leaves the child running after the session exited
+// (Qwen's node under its launcher did, and wrote into its HOME after).
+func TestKillEndsWhatIsLeftOfTheGroup(t *testing.T) {
+	m := guardManager(t)
+	s := spawnScript(t, m, `(trap '' HUP; exec sleep 300) & echo "child=$!"; trap 'exit 0' HUP; wait`)
+	text := awaitScreen(t, s, "child=")
+	_, after, _ := strings.Cut(text, "child=")
+	child, err := strconv.Atoi(strings.Fields(after)[0])
+	if err != nil {
+		t.Fatalf("no child pid on screen:\n%s", text)
+	}
+	if err := s.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	<-s.Exited()
+	deadline := time.Now().Add(20 * time.Second)
+	for syscall.Kill(child, 0) == nil {
+		if time.Now().After(deadline) {
+			_ = syscall.Kill(child, syscall.SIGKILL)
+			t.Fatalf("the group's child %d still ran 20 s after the session exited", child)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

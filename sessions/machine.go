@@ -81,6 +81,10 @@ type machine struct {
 	report                      *report
 	reportSeq, oscSeq           uint64
 	promptShownSeq, answeredSeq uint64
+	// outlivedSeq names a report of the turn's end made while the screen
+	// showed the agent's background work running on: that work outlived
+	// it, and it says nothing more.
+	outlivedSeq uint64
 }
 
 // facts is what a session's driver found at one moment: the evidence one
@@ -326,7 +330,19 @@ func (m *machine) freshReport(v detect.Verdict, status *detect.StatusRecord, sta
 	if r == nil || r.rec == nil {
 		return r
 	}
-	if r.rec.State == "working" && (v.State == detect.StateDone || v.State == detect.StateError) && m.screenMovedAt == r.seq {
+	if turnEnd(r.rec) {
+		// A Stop hook ends the foreground turn, not the work the agent
+		// started in the background: while the screen shows that work
+		// running the screen holds, and once it showed it, the report is
+		// spent (the screen's completion line or a later report ends it).
+		if v.Background {
+			m.outlivedSeq = r.seq
+		}
+		if m.outlivedSeq == r.seq {
+			return nil
+		}
+	}
+	if (r.rec.State == "working" || r.background) && (v.State == detect.StateDone || v.State == detect.StateError) && m.screenMovedAt == r.seq {
 		// The screen shows the turn's end, drawn after the agent said it
 		// was working and with nothing said since: the report is stale (a
 		// hook that never fired, a record never cleared).

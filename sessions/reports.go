@@ -126,13 +126,13 @@ func (rs *reportServer) deliver(rep Report) error {
 	if subtle.ConstantTimeCompare([]byte(rep.Token), []byte(s.token)) != 1 {
 		return errBadToken
 	}
-	rec, ok, err := reportRecord(rep)
+	rec, background, ok, err := reportRecord(rep)
 	if err != nil {
 		return err
 	}
 	rs.log.Info("report", "session", rep.Session, "kind", rep.Kind, "event", rep.Event)
 	if ok {
-		s.setReport(rep.Kind+"."+rep.Event, rec, hookSubject(rep))
+		s.setReport(rep.Kind+"."+rep.Event, rec, hookSubject(rep), background)
 	}
 	return nil
 }
@@ -175,21 +175,23 @@ var signalStates = map[string]string{
 	"working": "working", "needs-input": "blocked", "turn-ended": "done", "done": "done",
 }
 
-// reportRecord turns a report into a program-status record. ok is false for
-// a valid report that says nothing about state.
-func reportRecord(rep Report) (rec detect.StatusRecord, ok bool, err error) {
+// reportRecord turns a report into a program-status record. background
+// says that the report names work the agent started that still runs (a
+// Stop hook's background_tasks); what that means is decide's. ok is false
+// for a valid report that says nothing about state.
+func reportRecord(rep Report) (rec detect.StatusRecord, background, ok bool, err error) {
 	rec = detect.StatusRecord{Progress: -1, App: rep.Kind}
 	switch rep.Kind {
 	case "signal":
 		st, known := signalStates[rep.Event]
 		if !known {
-			return rec, false, fmt.Errorf("unknown signal %q: want working, needs-input, turn-ended or done", rep.Event)
+			return rec, false, false, fmt.Errorf("unknown signal %q: want working, needs-input, turn-ended or done", rep.Event)
 		}
 		rec.State = st
 		if st == "blocked" {
 			rec.Kind, rec.Message = "question", "needs input"
 		}
-		return rec, true, nil
+		return rec, false, true, nil
 	case "hook":
 		var payload struct {
 			ToolName         string          `json:"tool_name"`
@@ -205,7 +207,7 @@ func reportRecord(rep Report) (rec detect.StatusRecord, ok bool, err error) {
 		}
 		if len(rep.Payload) > 0 {
 			if err := json.Unmarshal(rep.Payload, &payload); err != nil {
-				return rec, false, fmt.Errorf("hook %s: payload is not JSON: %v", rep.Event, err)
+				return rec, false, false, fmt.Errorf("hook %s: payload is not JSON: %v", rep.Event, err)
 			}
 		}
 		st, known := hookStates[rep.Event]
@@ -213,17 +215,10 @@ func reportRecord(rep Report) (rec detect.StatusRecord, ok bool, err error) {
 			st, known = "blocked", true
 		}
 		if !known {
-			return rec, false, nil
+			return rec, false, false, nil
 		}
-		if rep.Event == "Stop" {
-			// A turn that hands over to a background agent stops and waits
-			// for it ("Waiting for 1 background agent to finish"), and goes
-			// on when it ends: not done yet.
-			for _, task := range payload.BackgroundTasks {
-				if task.Type == "subagent" && task.Status == "running" {
-					st = "working"
-				}
-			}
+		for _, task := range payload.BackgroundTasks {
+			background = background || task.Type == "subagent" && task.Status == "running"
 		}
 		rec.State = st
 		if st == "blocked" {
@@ -233,9 +228,9 @@ func reportRecord(rep Report) (rec detect.StatusRecord, ok bool, err error) {
 				rec.Message = "approve " + payload.ToolName + toolSummary(payload.ToolInput)
 			}
 		}
-		return rec, true, nil
+		return rec, background, true, nil
 	}
-	return rec, false, fmt.Errorf("unknown report kind %q: want hook or signal", rep.Kind)
+	return rec, false, false, fmt.Errorf("unknown report kind %q: want hook or signal", rep.Kind)
 }
 
 // toolSummary is a short rendering of a tool's input for a question.

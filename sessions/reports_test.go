@@ -53,9 +53,15 @@ func sendReport(t *testing.T, sock string, rep any) ReportReply {
 // procEnv is the environment process pid started with.
 func procEnv(t *testing.T, pid int) map[string]string {
 	t.Helper()
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-	if err != nil {
-		t.Fatalf("read the environment of %d: %v", pid, err)
+	// Start returns once the exec has closed the child's descriptors, a
+	// moment before the kernel has laid out the new program's environment:
+	// until then /proc shows it empty.
+	var b []byte
+	for deadline := time.Now().Add(10 * time.Second); len(b) == 0 && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		var err error
+		if b, err = os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ"); err != nil {
+			t.Fatalf("read the environment of %d: %v", pid, err)
+		}
 	}
 	env := map[string]string{}
 	for _, kv := range strings.Split(string(b), "\x00") {
@@ -217,12 +223,12 @@ func TestReportRecord(t *testing.T) {
 		{Report{Kind: "signal", Event: "done"}, true, "done", ""},
 		{Report{Kind: "signal", Event: "turn-ended"}, true, "done", ""},
 	} {
-		rec, ok, err := reportRecord(c.rep)
+		rec, _, ok, err := reportRecord(c.rep)
 		if err != nil || ok != c.ok || (ok && (rec.State != c.state || rec.Message != c.message)) {
 			t.Errorf("%s %s: %+v ok %v err %v; want ok %v, state %q, message %q", c.rep.Kind, c.rep.Event, rec, ok, err, c.ok, c.state, c.message)
 		}
 	}
-	if _, _, err := reportRecord(Report{Kind: "hook", Event: "Stop", Payload: json.RawMessage(`[1,2`)}); err == nil {
+	if _, _, _, err := reportRecord(Report{Kind: "hook", Event: "Stop", Payload: json.RawMessage(`[1,2`)}); err == nil {
 		t.Error("a hook whose payload is not JSON was taken")
 	}
 }

@@ -230,9 +230,10 @@ func (s *Session) step(f facts) (State, time.Duration) {
 
 // setReport records a report from a hook or signal, and the subject of the
 // tool call it is about where it names one, and classifies again.
-func (s *Session) setReport(reason string, rec detect.StatusRecord, subject *detect.Subject) {
+// background: the report names work the agent started that still runs.
+func (s *Session) setReport(reason string, rec detect.StatusRecord, subject *detect.Subject, background bool) {
 	s.mu.Lock()
-	s.machine.reported(report{source: SourceHook, reason: reason, rec: &rec, subject: subject}, s.mgr.now())
+	s.machine.reported(report{source: SourceHook, reason: reason, rec: &rec, subject: subject, background: background}, s.mgr.now())
 	s.mu.Unlock()
 	s.poke()
 }
@@ -365,14 +366,34 @@ func (s *Session) Signal(sig syscall.Signal) error {
 
 // killAfter sends SIGKILL to the process group unless it exits within grace.
 func (s *Session) killAfter(grace time.Duration) {
+	deadline := time.Now().Add(grace)
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
 	case <-s.exitDone:
+		s.endGroup(deadline)
 	case <-t.C:
 		if !s.isExited() {
 			_ = syscall.Kill(-s.Pid, syscall.SIGKILL)
 		}
+	}
+}
+
+// endGroup waits, until deadline at most, for what is left of the process
+// group once its leader has gone, then sends it SIGKILL: a leader may go at
+// the hang-up while a child in its group goes on (Qwen's node under its
+// launcher still wrote into its HOME seconds after its session exited). A
+// group's id is not given to another process while the group has members.
+func (s *Session) endGroup(deadline time.Time) {
+	if s.Pid <= 1 {
+		return // no group of its own to end (kill(0) would be agentd's)
+	}
+	for syscall.Kill(-s.Pid, 0) == nil {
+		if time.Now().After(deadline) {
+			_ = syscall.Kill(-s.Pid, syscall.SIGKILL)
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -385,8 +406,10 @@ func (s *Session) stop(grace time.Duration) {
 	if s.isExited() || !s.drv.hangUp() {
 		return
 	}
+	deadline := time.Now().Add(grace)
 	select {
 	case <-s.exitDone:
+		s.endGroup(deadline)
 		return
 	case <-time.After(grace):
 	}

@@ -82,7 +82,10 @@ type report struct {
 	// subject is what the tool call reported asks to approve (a hook's
 	// tool_input), when the report is about one.
 	subject *detect.Subject
-	seq     uint64
+	// background: the reporter names work the agent started that still
+	// runs (a Stop hook whose background_tasks list a running subagent).
+	background bool
+	seq        uint64
 	// at is when the event happened, where its source says (a log line's
 	// timestamp); received is when agentd took the report in.
 	at, received time.Time
@@ -183,6 +186,12 @@ func fromReport(rep report, screen detect.Verdict) (State, bool) {
 	case "error":
 		st.Name, st.Message = Error, r.Message
 	case "done":
+		if rep.background {
+			// The turn stopped to wait for a background agent it started
+			// and goes on when that ends: the session still works.
+			st.Name = Working
+			return st, true
+		}
 		st.Name, st.Outcome = Done, "completed"
 		switch {
 		case rep.outcome != "":

@@ -30,13 +30,17 @@ func TestStopWithBackgroundAgentIsWorking(t *testing.T) {
 	for _, c := range []struct {
 		tasks, want string
 	}{
-		{`[{"id":"a1","type":"subagent","status":"running","description":"Look up the weather"}]`, "working"},
-		{`[{"id":"a1","type":"subagent","status":"completed"}]`, "done"},
-		{`[]`, "done"},
+		{`[{"id":"a1","type":"subagent","status":"running","description":"Look up the weather"}]`, Working},
+		{`[{"id":"a1","type":"subagent","status":"completed"}]`, Done},
+		{`[]`, Done},
 	} {
-		rec, ok, err := reportRecord(Report{Kind: "hook", Event: "Stop", Payload: []byte(`{"hook_event_name":"Stop","background_tasks":` + c.tasks + `}`)})
-		if err != nil || !ok || rec.State != c.want {
-			t.Errorf("Stop with background_tasks %s: %q ok=%v err=%v, want %s", c.tasks, rec.State, ok, err, c.want)
+		rec, background, ok, err := reportRecord(Report{Kind: "hook", Event: "Stop", Payload: []byte(`{"hook_event_name":"Stop","background_tasks":` + c.tasks + `}`)})
+		if err != nil || !ok || rec.State != "done" {
+			t.Fatalf("Stop with background_tasks %s: %+v ok=%v err=%v, want a done record", c.tasks, rec, ok, err)
+		}
+		st, _ := fromReport(report{source: SourceHook, reason: "hook.Stop", rec: &rec, background: background}, detect.Verdict{})
+		if st.Name != c.want {
+			t.Errorf("Stop with background_tasks %s: %s, want %s", c.tasks, st.Name, c.want)
 		}
 	}
 }

@@ -253,10 +253,7 @@ func TestAgentsACP(t *testing.T) {
 	for _, r := range rows {
 		t.Run(r.agent, func(t *testing.T) {
 			bin := requireAgent(t, r.bin)
-			d, err := lab.NewDirs(t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
+			d := labDirs(t)
 			l, srv, err := r.launch(bin, d, acpScript(r.tool))
 			if err != nil {
 				t.Fatal(err)
@@ -278,10 +275,7 @@ func TestAgentsACP(t *testing.T) {
 // when --permission-timeout passes, and the state says so.
 func TestACPPermissionTimeout(t *testing.T) {
 	bin := requireAgent(t, "gemini")
-	d, err := lab.NewDirs(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := labDirs(t)
 	script := acpScript(func(f string) *fakemodel.ToolCall { return lab.GeminiShell("touch "+f, "Create "+f) })
 	l, _, err := lab.Gemini(bin, d, script, lab.GeminiOptions{Args: []string{"--acp"}})
 	if err != nil {
@@ -314,10 +308,7 @@ func TestACPPermissionTimeout(t *testing.T) {
 // runs offline.
 func TestClineACPNeedsLogin(t *testing.T) {
 	bin := requireAgent(t, "cline")
-	d, err := lab.NewDirs(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := labDirs(t)
 	l, _, err := lab.Cline(bin, d, &fakemodel.Script{}, lab.ClineOptions{}, "--acp", "-P", "openai-compatible", "-m", "fake-model")
 	if err != nil {
 		t.Fatal(err)

@@ -187,10 +187,7 @@ func ptr(s string) *string { return &s }
 // agent's words, never done/failed.
 func TestClaudeACPLoginRequiredMidSession(t *testing.T) {
 	bin := requireAgent(t, "claude-code-acp")
-	d, err := lab.NewDirs(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := labDirs(t)
 	l, _, err := lab.ClaudeACP(bin, d, &fakemodel.Script{}, lab.ClaudeOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -14,6 +18,65 @@ import (
 
 // requireAgent finds an installed agent CLI (see lab.Require).
 func requireAgent(t *testing.T, name string) string { t.Helper(); return lab.Require(t, name) }
+
+// labDirs makes an agent's HOME and work folder in the test's temporary
+// folder. (A private agentd's client waits, when it closes, until no
+// process runs with a HOME it spawned a session with: see client.close.)
+func labDirs(t *testing.T) lab.Dirs {
+	t.Helper()
+	d, err := lab.NewDirs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// awaitNoProcessWithHome waits until no process has HOME=home in its
+// environment; one still there after timeout fails the test, named, and is
+// killed.
+func awaitNoProcessWithHome(t testing.TB, home string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		left := processesWithEnv("HOME=" + home)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			var what []string
+			for _, p := range left {
+				what = append(what, fmt.Sprintf("%d %s", p, cmdlineOf(p)))
+				_ = syscall.Kill(p, syscall.SIGKILL)
+			}
+			t.Errorf("%d processes still ran with the agent's HOME %s %s after its session: %s (killed)", len(left), home, timeout, strings.Join(what, "; "))
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// processesWithEnv lists the processes whose environment holds kv.
+func processesWithEnv(kv string) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil {
+			continue
+		}
+		for _, v := range strings.Split(string(env), "\x00") {
+			if v == kv {
+				out = append(out, pid)
+				break
+			}
+		}
+	}
+	return out
+}
 
 // envMap turns a launch environment into session/spawn's env: the lab's
 // variables set, and the ones agentd's own environment should not pass on
@@ -37,10 +100,7 @@ func envMap(env []string, unset ...string) map[string]*string {
 func spawnClaude(t *testing.T, c *client, script *fakemodel.Script, opts lab.ClaudeOptions) (d lab.Dirs, s spawned, from int, srv *fakemodel.Server) {
 	t.Helper()
 	bin := requireAgent(t, "claude")
-	d, err := lab.NewDirs(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	d = labDirs(t)
 	l, srv, err := lab.Claude(bin, d, script, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -59,11 +119,12 @@ func finishTurn(t *testing.T, c *client, id string, from *int, made string) {
 	if done.Outcome != "completed" {
 		t.Errorf("done outcome %q (%s), want completed", done.Outcome, done.Reason)
 	}
+	// Done follows the command's result: its file is there by now.
 	if _, err := os.Stat(made); err != nil {
-		t.Errorf("the approved command did not run: %v", err)
+		t.Errorf("the approved command did not run by the turn's end: %v; states %s", err, c.stateTrail(id))
 	}
 	c.mustCall("session/seen", map[string]any{"sessionId": id}, nil)
-	c.waitState(id, "idle", from, 10*time.Second)
+	c.waitState(id, "idle", from, 30*time.Second)
 	c.mustCall("session/kill", map[string]any{"sessionId": id}, nil)
 	c.waitState(id, "exited", from, 20*time.Second)
 	t.Logf("states: %s", strings.Join(c.states(id), " → "))
@@ -145,20 +206,41 @@ func waitLogLine(t *testing.T, path, substr string, timeout time.Duration) time.
 	return time.Time{}
 }
 
+// waitRequest waits until the fake model server has been asked what match
+// says (what names it), and returns that request. Requests are the model's
+// side of a turn: an event the screen may show late or not at all.
+func waitRequest(t *testing.T, srv *fakemodel.Server, what string, match func(fakemodel.Request) bool, timeout time.Duration) fakemodel.Request {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		reqs := srv.Requests()
+		for _, r := range reqs {
+			if match(r) {
+				return r
+			}
+		}
+		if time.Now().After(deadline) {
+			var seen []string
+			for _, r := range reqs {
+				seen = append(seen, fmt.Sprintf("%s last=%.60q toolResult=%v", r.Path, r.LastUser, r.ToolResult))
+			}
+			t.Fatalf("the model was not asked %s within %s; it was asked:\n%s", what, timeout, strings.Join(seen, "\n"))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // With the real Codex, OSC 7501 and the rollout log give done/completed
 // after a turn and done/interrupted after Esc; agentd's log shows the
 // rollout events it took.
 func TestCodexDoneAndInterruptedFromReports(t *testing.T) {
 	bin := requireAgent(t, "codex")
-	d, err := lab.NewDirs(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := labDirs(t)
 	script := &fakemodel.Script{Rules: []fakemodel.Rule{
 		{Prompt: "say hello", Reply: fakemodel.Reply{Text: "Hello."}},
 		{Prompt: "think long", Reply: fakemodel.Reply{Text: "Still thinking.", FirstByte: 30 * time.Second}},
 	}}
-	l, _, err := lab.Codex(bin, d, script, lab.CodexOptions{})
+	l, srv, err := lab.Codex(bin, d, script, lab.CodexOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +260,8 @@ func TestCodexDoneAndInterruptedFromReports(t *testing.T) {
 	c.waitState(s.SessionID, "idle", &from, 10*time.Second)
 	c.mustCall("runtime_send", map[string]any{"sessionId": s.SessionID, "text": "think long", "submit": true}, nil)
 	c.waitState(s.SessionID, "working", &from, 30*time.Second)
-	time.Sleep(time.Second)
+	// Esc once the turn waits on the model (its reply takes 30 s).
+	waitRequest(t, srv, `"think long"`, func(r fakemodel.Request) bool { return strings.Contains(r.LastUser, "think long") }, 30*time.Second)
 	c.mustCall("session/input", map[string]any{"sessionId": s.SessionID, "data": "\x1b"}, nil)
 	if done := c.waitState(s.SessionID, "done", &from, 30*time.Second); done.Outcome != "interrupted" {
 		t.Fatalf("after Esc: done %+v, want interrupted; states %v", done, c.states(s.SessionID))
@@ -196,10 +279,7 @@ func TestCodexDoneAndInterruptedFromReports(t *testing.T) {
 // After the kill the daemon is back to its keeper and its open files.
 func TestClaudeOutlivesItsClient(t *testing.T) {
 	bin := requireAgent(t, "claude")
-	ld, err := lab.NewDirs(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ld := labDirs(t)
 	script := &fakemodel.Script{Rules: []fakemodel.Rule{{
 		Prompt:    "make a file",
 		Reply:     fakemodel.Reply{Text: "I'll create it.", Tool: lab.ClaudeBash("touch outlived.txt", "Create outlived.txt")},
@@ -221,7 +301,7 @@ func TestClaudeOutlivesItsClient(t *testing.T) {
 	from := 0
 	a.waitState(s.SessionID, "idle", &from, 60*time.Second)
 	a.mustCall("runtime_send", map[string]any{"sessionId": s.SessionID, "text": "please make a file", "submit": true}, nil)
-	a.waitState(s.SessionID, "working", &from, 30*time.Second)
+	a.waitStateOr(s.SessionID, "working", []string{"blocked"}, &from, 60*time.Second)
 	seenByA := a.stateSeq(s.SessionID)
 	if code := a.close(); code != 0 {
 		t.Errorf("the forwarder exited %d when its stdin closed, want 0", code)
@@ -288,12 +368,12 @@ func TestClaudePlanApprovalByLabel(t *testing.T) {
 	if done.Outcome != "completed" {
 		t.Errorf("turn ended %+v", done)
 	}
-	screen := c.screen(s.SessionID)
-	if !strings.Contains(screen, "Approved Claude's plan") || !strings.Contains(screen, "manual mode on") {
-		// Seen once in a CI run on a loaded machine: done (completed)
-		// came while Claude still ran the plan tool's PostToolUse hook.
-		// What decided it, to find out why:
-		t.Errorf("after answering %q the plan is not approved in manual mode (states: %s):\n%s", "Yes, manually approve edits", c.stateTrail(s.SessionID), screen)
+	// Claude reports the turn's end (its Stop hook, OSC 7501) before it
+	// draws the turn's last frame: the screen may show it a moment later.
+	for _, want := range []string{"Approved Claude's plan", "manual mode on"} {
+		if screen := waitScreen(t, c, s.SessionID, want, 30*time.Second); !strings.Contains(screen, want) {
+			t.Errorf("after answering %q and done, the screen never showed %q (states: %s):\n%s", "Yes, manually approve edits", want, c.stateTrail(s.SessionID), screen)
+		}
 	}
 }
 
@@ -345,7 +425,7 @@ func TestClaudeAPIErrorIsError(t *testing.T) {
 		t.Errorf("error state %+v, want Claude's message", e)
 	}
 	c.mustCall("runtime_send", map[string]any{"sessionId": s.SessionID, "text": "second try", "submit": true}, nil)
-	c.waitState(s.SessionID, "working", &from, 30*time.Second)
+	c.waitStateOr(s.SessionID, "working", []string{"done"}, &from, 60*time.Second)
 	if done := c.waitState(s.SessionID, "done", &from, 60*time.Second); done.Outcome != "completed" {
 		t.Errorf("the next turn ended %+v", done)
 	}
@@ -353,8 +433,10 @@ func TestClaudeAPIErrorIsError(t *testing.T) {
 
 // The real Claude Code hands work to a background agent and waits for it
 // ("✻ Waiting for 1 background agent to finish"): the session is working
-// all that while, not idle or done, and done once the agent has ended and
-// the turn with it.
+// all that while, not idle or done, although Claude's Stop hook fires as
+// the wait starts, and done once the agent has ended and the turn with it.
+// When the agent ends Claude asks the model again with a task
+// notification: done may come only after that request.
 func TestClaudeBackgroundAgentIsWorking(t *testing.T) {
 	script := &fakemodel.Script{Rules: []fakemodel.Rule{
 		{Prompt: "look up the weather slowly", Reply: fakemodel.Reply{Text: "Sunny.", FirstByte: 8 * time.Second}},
@@ -369,29 +451,50 @@ func TestClaudeBackgroundAgentIsWorking(t *testing.T) {
 				Input: `{"description":"Look up the weather","prompt":"look up the weather slowly","subagent_type":"general-purpose","run_in_background":true}`}}
 		}},
 	}}
+	notified := func(r fakemodel.Request) bool { return strings.Contains(string(r.Body), "<task-notification>") }
 	c := startAgentd(t)
-	_, s, from, _ := spawnClaude(t, c, script, lab.ClaudeOptions{})
-	c.mustCall("runtime_send", map[string]any{"sessionId": s.SessionID, "text": "research it in the background", "submit": true}, nil)
-	c.waitState(s.SessionID, "working", &from, 30*time.Second)
-	if screen := waitScreen(t, c, s.SessionID, "Waiting for 1 background agent", 30*time.Second); !strings.Contains(screen, "Waiting for 1 background agent") {
-		t.Fatalf("no background agent on screen:\n%s", screen)
+	_, s, from, srv := spawnClaude(t, c, script, lab.ClaudeOptions{})
+	id := s.SessionID
+	c.mustCall("runtime_send", map[string]any{"sessionId": id, "text": "research it in the background", "submit": true}, nil)
+	c.waitState(id, "working", &from, 60*time.Second)
+	firstWorking := from - 1
+	// The background agent runs: it has asked the model, whose reply takes 8 s.
+	waitRequest(t, srv, "the background agent's task", func(r fakemodel.Request) bool { return strings.Contains(r.LastUser, "look up the weather slowly") }, 60*time.Second)
+	if screen := waitScreen(t, c, id, "Waiting for 1 background agent", 60*time.Second); !strings.Contains(screen, "Waiting for 1 background agent") {
+		t.Fatalf("no background agent on screen; states %s:\n%s", c.stateTrail(id), screen)
 	}
-	// A moment into the wait, with the agent's row counting seconds.
-	time.Sleep(2 * time.Second)
 	var list struct {
 		Sessions []struct{ SessionID, State, Reason string }
 	}
 	c.mustCall("session/list", nil, &list)
+	running := !slices.ContainsFunc(srv.Requests(), notified)
 	for _, ls := range list.Sessions {
-		if ls.SessionID == s.SessionID && ls.State != "working" {
-			t.Errorf("while the background agent runs: %s (%s), want working; states %s", ls.State, ls.Reason, strings.Join(c.states(s.SessionID), " → "))
+		if ls.SessionID == id && ls.State != "working" && running {
+			t.Errorf("while the screen shows the background agent waited on, before it ended: %s (%s), want working; states %s", ls.State, ls.Reason, c.stateTrail(id))
 		}
 	}
-	done := c.waitState(s.SessionID, "done", &from, 60*time.Second)
-	if screen := c.screen(s.SessionID); !strings.Contains(screen, `Agent "Look up the weather" finished`) {
-		t.Errorf("done (%s) before the background agent finished:\n%s", done.Reason, screen)
+	done := c.waitState(id, "done", &from, 120*time.Second)
+	if !slices.ContainsFunc(srv.Requests(), notified) {
+		t.Errorf("done (%s) before the background agent ended (the model was not yet told it had); states %s; screen:\n%s", done.Reason, c.stateTrail(id), c.screen(id))
 	}
-	t.Logf("states: %s", strings.Join(c.states(s.SessionID), " → "))
+	if done.Outcome != "completed" {
+		t.Errorf("done %+v, want completed", done)
+	}
+	// From the turn's start to its end, nothing but working.
+	c.mu.Lock()
+	notes := c.notes[firstWorking : from-1]
+	c.mu.Unlock()
+	for _, n := range notes {
+		var st stateNote
+		if n.Method == "session/state" && json.Unmarshal(n.Params, &st) == nil && st.SessionID == id && st.State != "working" {
+			t.Errorf("%s (%s) between the turn's start and its end, want working throughout; states %s", st.State, st.Reason, c.stateTrail(id))
+		}
+	}
+	// Claude reports the turn's end before it draws its last frame.
+	if screen := waitScreen(t, c, id, `Agent "Look up the weather" finished`, 30*time.Second); !strings.Contains(screen, `Agent "Look up the weather" finished`) {
+		t.Errorf("done (%s), and the screen never showed the background agent finished; states %s:\n%s", done.Reason, c.stateTrail(id), screen)
+	}
+	t.Logf("states: %s", c.stateTrail(id))
 }
 
 // The real Claude Code asks two questions at once (AskUserQuestion, a tab
@@ -449,11 +552,12 @@ func answerByLabel(t *testing.T, c *client, id string, from *int, question, labe
 	if option == "" {
 		t.Fatalf("%q: options %q have no %q; screen:\n%s", question, labels, label, c.screen(id))
 	}
-	// The answer returns the state after it. Where the same prompt is still
-	// there, the keys did not take (under load Claude Code once let them go
-	// by); agentd lets a retry of the same promptId through then, as a
-	// person would click again. It is safe: a prompt that changed since
-	// refuses the retry as stale.
+	// The answer returns the state after it, once the prompt has left or
+	// 3 s have passed. Under load Claude Code can take longer: the state
+	// stream says when the prompt went. One still there then did not take
+	// the keys (Claude once let them go by); agentd lets the same promptId
+	// through again, as a person would click again. It is safe: a prompt
+	// that changed since refuses the retry as stale.
 	for try := 1; ; try++ {
 		var res struct {
 			Prompt *struct {
@@ -467,10 +571,13 @@ func answerByLabel(t *testing.T, c *client, id string, from *int, question, labe
 		if err != nil {
 			t.Fatalf("runtime_answer %q with %q: %v", question, label, err)
 		}
-		if res.Prompt == nil || res.Prompt.PromptID != b.Prompt.PromptID || try == 3 {
+		if res.Prompt == nil || res.Prompt.PromptID != b.Prompt.PromptID || c.awaitPromptLeft(id, b.Prompt.PromptID, from, 30*time.Second) {
 			break
 		}
-		t.Logf("%q: the prompt is still there after answer %d; again", question, try)
+		if try == 2 {
+			t.Fatalf("%q: the prompt stayed after answering %q twice; states %s; screen:\n%s", question, label, c.stateTrail(id), c.screen(id))
+		}
+		noteRetry(t, fmt.Sprintf("%q: the prompt was still there 30 s after answer %d (the keys did not take); answered again", question, try))
 	}
 	return labels
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,9 +19,10 @@ import (
 // first-run pages answered from the editor, then its turns. A turn is a
 // task sent with runtime_send → working → blocked with the prompt the
 // recordings have → runtime_send refused while blocked → runtime_answer by
-// the option's label → the command's file there (approved) or not
-// (refused) → done with the turn's outcome → seen → idle. At the end the
-// session is killed → exited.
+// the option's label → the prompt gone from the state stream → done with
+// the turn's outcome → the command's file there (approved) or not
+// (refused) → seen → idle. At the end the session is killed → exited, and
+// no process is left with the agent's HOME (labDirs).
 //
 // One row per agent; a row is a subtest named after the agent, so
 //
@@ -79,8 +81,6 @@ type agentTurn struct {
 	settles   bool
 	attention bool   // the blocked state raises attention
 	answer    string // the label answered
-	// unblocked: runtime_answer's result is no longer blocked.
-	unblocked bool
 	// workingAfter: working follows the answer.
 	workingAfter bool
 	// then is the prompt the answer brings, answered in turn.
@@ -170,14 +170,14 @@ func agentRows() []agentRow {
 				send: "please make a file", working: true,
 				question: "Do you want to proceed?", kind: "permission",
 				options:   []string{"Yes", "Yes, and always allow access to *", "Yes, and switch to auto mode", "No"},
-				attention: true, answer: "Yes", unblocked: true, workingAfter: true,
+				attention: true, answer: "Yes", workingAfter: true,
 				file: "made.txt", made: true, outcome: "completed", firstDone: true,
 			}, {
 				send: "now make another", working: true,
 				question: "Do you want to proceed?", kind: "permission",
 				options: []string{"Yes", "Yes, and always allow access to *", "Yes, and switch to auto mode", "No"},
-				answer:  "No", unblocked: true,
-				file: "other.txt", outcome: "interrupted",
+				answer:  "No",
+				file:    "other.txt", outcome: "interrupted",
 			}},
 		},
 		{
@@ -201,14 +201,14 @@ func agentRows() []agentRow {
 				send: "make a notes file", working: true,
 				question: "Would you like to run the following command?", kind: "permission",
 				options: []string{"Yes, proceed", "Yes, and don't ask again for commands that start with `touch notes.txt`", "No, and tell Codex what to do differently"},
-				answer:  "Yes, proceed", unblocked: true,
-				file: "notes.txt", made: true, outcome: "completed", firstDone: true,
+				answer:  "Yes, proceed",
+				file:    "notes.txt", made: true, outcome: "completed", firstDone: true,
 			}, {
 				send: "now make the other file", working: true,
 				question: "Would you like to run the following command?", kind: "permission",
 				options: []string{"Yes, proceed", "Yes, and don't ask again for commands that start with `touch other.txt`", "No, and tell Codex what to do differently"},
-				answer:  "No, and tell Codex what to do differently", unblocked: true,
-				file: "other.txt", outcome: "interrupted",
+				answer:  "No, and tell Codex what to do differently",
+				file:    "other.txt", outcome: "interrupted",
 			}},
 		},
 		{
@@ -383,10 +383,7 @@ func agentRows() []agentRow {
 
 func (row agentRow) run(t *testing.T) {
 	bin := row.bin(t)
-	d, err := lab.NewDirs(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := labDirs(t)
 	l, srv, err := row.launch(bin, d, row.script)
 	if err != nil {
 		t.Fatal(err)
@@ -466,8 +463,11 @@ func promptLabels(b stateNote) []string {
 func (row agentRow) play(t *testing.T, c *client, id string, from *int, work string, turn agentTurn) {
 	t.Helper()
 	c.mustCall("runtime_send", map[string]any{"sessionId": id, "text": turn.send, "submit": true}, nil)
+	// A turn blocked or ended has worked: agentd may have read no frame of
+	// the work between two looks (a tool call that comes at once).
+	turnRan := []string{"blocked", "done", "error"}
 	if turn.working {
-		c.waitState(id, "working", from, 30*time.Second)
+		c.waitStateOr(id, "working", turnRan, from, 60*time.Second)
 	}
 	path := filepath.Join(work, turn.file)
 	if turn.question != "" {
@@ -481,14 +481,32 @@ func (row agentRow) play(t *testing.T, c *client, id string, from *int, work str
 		if _, err := os.Stat(path); turn.file != "" && err == nil {
 			t.Fatalf("%s exists before the answer", turn.file)
 		}
-		var res struct{ State string }
-		c.mustCall("runtime_answer", map[string]any{"sessionId": id, "promptId": b.Prompt.PromptID, "optionId": optionByLabel(t, b, turn.answer)}, &res)
-		if turn.unblocked && res.State == "blocked" {
-			time.Sleep(2 * time.Second) // for the screen in the message only
-			t.Fatalf("still blocked after answering %q; states %s; screen 2 s later:\n%s", turn.answer, c.stateTrail(id), c.screen(id))
+		var res struct {
+			State  string
+			Prompt *struct {
+				PromptID string `json:"promptId"`
+			}
+		}
+		answer := func() {
+			c.mustCall("runtime_answer", map[string]any{"sessionId": id, "promptId": b.Prompt.PromptID, "optionId": optionByLabel(t, b, turn.answer)}, &res)
+		}
+		stillThere := func() bool {
+			return res.State == "blocked" && res.Prompt != nil && res.Prompt.PromptID == b.Prompt.PromptID
+		}
+		// agentd waits 3 s for the prompt to leave before it returns; a
+		// loaded agent can take longer, and the state stream says when it
+		// went. Only a prompt still there then did not take the keys, and
+		// agentd lets the same answer through again.
+		answer()
+		if stillThere() && !c.awaitPromptLeft(id, b.Prompt.PromptID, from, 30*time.Second) {
+			noteRetry(t, fmt.Sprintf("%q: the prompt was still there 30 s after the answer (the keys did not take); answered again", turn.answer))
+			answer()
+			if stillThere() && !c.awaitPromptLeft(id, b.Prompt.PromptID, from, 30*time.Second) {
+				t.Fatalf("the prompt stayed after answering %q twice; states %s; screen:\n%s", turn.answer, c.stateTrail(id), c.screen(id))
+			}
 		}
 		if turn.workingAfter {
-			c.waitState(id, "working", from, 30*time.Second)
+			c.waitStateOr(id, "working", turnRan, from, 60*time.Second)
 		}
 		if f := turn.then; f != nil && !f.maybe {
 			r := c.waitPrompt(id, from, 30*time.Second)
@@ -502,14 +520,16 @@ func (row agentRow) play(t *testing.T, c *client, id string, from *int, work str
 		}
 	}
 	idle := row.awaitEnd(t, c, id, from, turn)
+	// The turn's end follows the command it ran (or refused): its file is
+	// there, or not, by now.
 	if turn.file != "" {
 		if _, err := os.Stat(path); (err == nil) != turn.made {
-			t.Errorf("after answering %q: %s exists = %v, want %v", turn.answer, turn.file, err == nil, turn.made)
+			t.Errorf("after answering %q and the turn's end: %s exists = %v, want %v; states %s; screen:\n%s", turn.answer, turn.file, err == nil, turn.made, c.stateTrail(id), c.screen(id))
 		}
 	}
 	if !idle {
 		c.mustCall("session/seen", map[string]any{"sessionId": id}, nil)
-		c.waitState(id, "idle", from, 10*time.Second)
+		c.waitState(id, "idle", from, 30*time.Second)
 	}
 }
 
@@ -556,6 +576,8 @@ func (row agentRow) awaitEnd(t *testing.T, c *client, id string, from *int, turn
 			return false
 		case n.State == "done" && turn.firstDone:
 			t.Fatalf("done outcome %q (%s), want %s; states %s", n.Outcome, n.Reason, turn.outcome, c.stateTrail(id))
+		case n.State == "error":
+			t.Fatalf("waiting for the end of %q: error (%s) %q; states %s; screen:\n%s", turn.send, n.Reason, n.Message, c.stateTrail(id), c.screen(id))
 		}
 	}
 }

@@ -60,6 +60,11 @@ type client struct {
 
 	closeOnce sync.Once
 	exitCode  int
+	// private: this agentd serves only this client (--private), so its
+	// sessions end when it exits. homes are the HOMEs it spawned sessions
+	// with, which close waits to be free of processes.
+	private bool
+	homes   []string
 
 	mu     sync.Mutex
 	notes  []notification
@@ -126,7 +131,7 @@ func startClientWith(t testing.TB, bin, dir string, args, env []string) *client 
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	c := &client{t: t, cmd: cmd, in: in, notify: make(chan struct{}, 1)}
+	c := &client{t: t, cmd: cmd, in: in, notify: make(chan struct{}, 1), private: slices.Contains(args, "--private")}
 	rw := struct {
 		io.Reader
 		io.WriteCloser
@@ -155,6 +160,13 @@ func (c *client) handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Reque
 
 func (c *client) call(method string, params, result any) error {
 	c.t.Helper()
+	if p, ok := params.(map[string]any); ok && method == "session/spawn" {
+		if env, ok := p["env"].(map[string]*string); ok && env["HOME"] != nil {
+			c.mu.Lock()
+			c.homes = append(c.homes, *env["HOME"])
+			c.mu.Unlock()
+		}
+	}
 	guard := 30 * time.Second
 	if method == "session/spawn" {
 		// An ACP spawn answers once the agent is up (initialize,
@@ -237,6 +249,91 @@ func (c *client) waitStates(sessionID string, states []string, from *int, timeou
 	}
 }
 
+// waitStateOr waits for the session's next state that is state, or one of
+// later: states that come only after it, so that they tell it happened
+// (a turn that is blocked or done has worked, though agentd may have seen
+// no frame of the work between two looks). It advances *from past state;
+// a later state is left for the next wait to find.
+func (c *client) waitStateOr(sessionID, state string, later []string, from *int, timeout time.Duration) stateNote {
+	c.t.Helper()
+	deadline := time.After(timeout)
+	for {
+		c.mu.Lock()
+		notes := c.notes
+		c.mu.Unlock()
+		for i := *from; i < len(notes); i++ {
+			var s stateNote
+			if notes[i].Method != "session/state" || json.Unmarshal(notes[i].Params, &s) != nil || s.SessionID != sessionID {
+				continue
+			}
+			switch {
+			case s.State == state:
+				*from = i + 1
+				return s
+			case slices.Contains(later, s.State):
+				*from = i
+				return s
+			}
+		}
+		select {
+		case <-c.notify:
+		case <-deadline:
+			c.t.Fatalf("no %q state (nor a later %s) for %s within %s; states seen: %s\nscreen:\n%s", state, strings.Join(later, " or "), sessionID, timeout, c.states(sessionID), c.screen(sessionID))
+		}
+	}
+}
+
+// awaitPromptLeft waits for the session's next state that is not blocked
+// on promptID, and says whether it came within timeout. It leaves that
+// state for the next wait to find.
+func (c *client) awaitPromptLeft(sessionID, promptID string, from *int, timeout time.Duration) bool {
+	c.t.Helper()
+	deadline := time.After(timeout)
+	for {
+		c.mu.Lock()
+		notes := c.notes
+		c.mu.Unlock()
+		for i := *from; i < len(notes); i++ {
+			var s stateNote
+			if notes[i].Method != "session/state" || json.Unmarshal(notes[i].Params, &s) != nil || s.SessionID != sessionID {
+				continue
+			}
+			if s.State != "blocked" || s.Prompt == nil || s.Prompt.PromptID != promptID {
+				*from = i
+				return true
+			}
+		}
+		select {
+		case <-c.notify:
+		case <-deadline:
+			return false
+		}
+	}
+}
+
+// noteRetry records that a test did something again to pass (an answer
+// whose keys did not take, sent again as a person clicks again): in the
+// test's log, and in the file $AGENTD_RETRY_LOG names, whose lines make
+// test lists at its end even when the test passed. Nothing is retried
+// blindly: only what agentd says may be done again.
+func noteRetry(t testing.TB, what string) {
+	t.Helper()
+	t.Logf("retry: %s", what)
+	path := os.Getenv("AGENTD_RETRY_LOG")
+	if path == "" {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Errorf("retry log: %v", err)
+		return
+	}
+	defer f.Close()
+	if _, err := fmt.Fprintf(f, "%s: %s\n", t.Name(), what); err != nil {
+		t.Errorf("retry log: %v", err)
+	}
+}
+
 // states lists the states notified for a session, in order.
 func (c *client) states(sessionID string) []string {
 	var out []string
@@ -267,7 +364,10 @@ func (c *client) screen(sessionID string) string {
 }
 
 // close closes agentd's stdin and waits for it to exit; it returns the
-// exit code (-1 when killed).
+// exit code (-1 when killed). A private agentd has then ended its
+// sessions: close waits until no process runs with their HOMEs, which the
+// test's temporary folder holds (an agent's child can outlive its leader
+// for a moment, still writing there).
 func (c *client) close() int {
 	c.closeOnce.Do(func() {
 		_ = c.in.Close()
@@ -281,6 +381,14 @@ func (c *client) close() int {
 			c.t.Errorf("agentd did not exit within 10s of stdin closing")
 		}
 		c.exitCode = c.cmd.ProcessState.ExitCode()
+		if c.private {
+			c.mu.Lock()
+			homes := c.homes
+			c.mu.Unlock()
+			for _, home := range homes {
+				awaitNoProcessWithHome(c.t, home, 30*time.Second)
+			}
+		}
 	})
 	return c.exitCode
 }

@@ -21,10 +21,7 @@ import (
 // stops asking fails here.
 func TestCopilotACPWhichToolsAsk(t *testing.T) {
 	bin := requireAgent(t, "copilot")
-	d, err := lab.NewDirs(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := labDirs(t)
 	notes := filepath.Join(d.Work, "notes.txt")
 	turns := []struct {
 		name string

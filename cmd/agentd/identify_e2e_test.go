@@ -91,10 +91,7 @@ func TestEachAgentIdentifiedFromTheProcessTable(t *testing.T) {
 			if _, err := os.Stat(a.bin); err != nil {
 				requireAgent(t, a.name)
 			}
-			d, err := lab.NewDirs(t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
+			d := labDirs(t)
 			l, err := a.setup(a.bin, d)
 			if err != nil {
 				t.Fatal(err)

@@ -60,10 +60,7 @@ func TestUpgradeHandsOverTheSessions(t *testing.T) {
 	claudeBin := requireAgent(t, "claude")
 	binA, binB := versionedBinary(t, "0.3.0"), versionedBinary(t, "0.4.0")
 	x := newTmux(t)
-	ld, err := lab.NewDirs(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ld := labDirs(t)
 	script := &fakemodel.Script{Rules: []fakemodel.Rule{{
 		Prompt:    "make a file",
 		Reply:     fakemodel.Reply{Text: "I'll create it.", Tool: lab.ClaudeBash("touch upgraded.txt", "Create upgraded.txt")},
@@ -188,8 +185,7 @@ func TestUpgradeRefusedLeavesTheDaemonServing(t *testing.T) {
 	must(t, os.WriteFile(writable, b, 0o755))
 	must(t, os.Chmod(writable, 0o777))
 
-	lg, err := lab.NewDirs(t.TempDir())
-	must(t, err)
+	lg := labDirs(t)
 	gl, _, err := lab.Gemini(geminiBin, lg, acpScript(func(f string) *fakemodel.ToolCall { return lab.GeminiShell("touch "+f, "Create "+f) }), lab.GeminiOptions{Args: []string{"--acp"}})
 	must(t, err)
 	defer gl.Cleanup()
