@@ -39,8 +39,30 @@ export const MAX_BUTTONS = 3;
 /** Longer labels are cut on a button (a notice is narrow; the QuickPick shows them whole). */
 export const MAX_BUTTON_LABEL = 22;
 
-export function buttonLabel(label: string): string {
-  return oneLine(label, MAX_BUTTON_LABEL);
+export function buttonLabel(label: string, max = MAX_BUTTON_LABEL): string {
+  const flat = [...oneLine(label, Infinity)];
+  if (flat.length <= max) return flat.join('');
+  // Cut at a word's end where one is near, not mid-word ("No, and tell…").
+  let cut = max - 1;
+  if (flat[cut] !== ' ') {
+    const space = flat.slice(0, cut).lastIndexOf(' ');
+    if (space >= max / 2) cut = space;
+  }
+  return `${flat.slice(0, cut).join('').trimEnd()}…`;
+}
+
+/**
+ * How long the longest button labels may be so that n buttons fit a
+ * notice's row (VS Code squeezes them to "Y…" and "Show …" otherwise):
+ * the labels share about 59 - 4n characters, short ones ("Yes", "Show
+ * Diff") kept whole, the long ones cut alike.
+ */
+export function buttonLabelMax(labels: string[]): number {
+  const budget = 59 - 4 * labels.length;
+  const lengths = labels.map((l) => [...oneLine(l, Infinity)].length);
+  let max = MAX_BUTTON_LABEL;
+  while (max > 6 && lengths.reduce((sum, n) => sum + Math.min(n, max), 0) > budget) max--;
+  return max;
 }
 
 export function optionIcon(o: PromptOption): string {
@@ -87,19 +109,21 @@ export class Prompts {
    * A click answers; "Show …" opens it and shows the notice again.
    */
   async showPrompt(s: Session, prompt: Prompt, lead: string): Promise<void> {
-    const buttons: OptionButton[] = prompt.options.slice(0, MAX_BUTTONS).map((o) => ({ title: buttonLabel(o.label), optionId: o.id, label: o.label }));
+    const buttons: OptionButton[] = prompt.options.slice(0, MAX_BUTTONS).map((o) => ({ title: o.label, optionId: o.id, label: o.label }));
     const hasTerminal = !s.agentInfo;
     if (prompt.options.length === 0) {
       // agentd sees a prompt it cannot read for sure: an answer typed by
       // the person, or the terminal; there is nothing to pick.
       if (prompt.freeform) buttons.push({ title: 'Reply…', more: true });
-      if (hasTerminal) buttons.push({ title: 'Open Terminal', terminal: true });
+      buttons.push({ title: 'Open Terminal', terminal: true });
     } else if (prompt.options.length > MAX_BUTTONS || prompt.freeform) {
       buttons.push({ title: 'More…', more: true });
     }
     const action = subjectAction(prompt.subject);
     if (action) buttons.push({ title: action, subject: true });
     if (unreadable(prompt.subject) && hasTerminal && !buttons.some((b) => b.terminal)) buttons.push({ title: 'Open Terminal', terminal: true });
+    const max = buttonLabelMax(buttons.map((b) => b.title));
+    for (const b of buttons) b.title = buttonLabel(b.title, max);
     const pick = await vscode.window.showWarningMessage(noLinks(`${oneLine(sessionName(s), 80)} ${lead}: ${promptText(prompt)}`), ...buttons);
     if (!pick) return;
     if (pick.terminal) return this.openTerminal(s.sessionId);

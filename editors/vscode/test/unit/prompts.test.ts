@@ -9,7 +9,7 @@ import * as os from 'os';
 import { AgentdError } from '../../src/client';
 import { sendSelection } from '../../src/commands';
 import { Config } from '../../src/config';
-import { Prompts } from '../../src/prompts';
+import { buttonLabel, buttonLabelMax, Prompts } from '../../src/prompts';
 import { AnswerParams, ErrorCodes, Prompt, Session, StateNotification, Subject } from '../../src/protocol';
 import { SessionStore } from '../../src/sessions';
 import { SubjectDocs } from '../../src/subject_view';
@@ -71,7 +71,7 @@ test('blocked with attention: a warning with the question, the command and the t
   assert.equal(notice.severity, 'warning');
   assert.deepEqual(
     notice.items.map((i) => (typeof i === 'string' ? i : i.title)),
-    ['Yes', "Yes, and don't ask ag…", 'No, and tell the agen…'],
+    ['Yes', "Yes, and don't ask…", 'No, and tell the…'],
   );
   await eventually('done', () => store.get(s.sessionId)?.state === 'done', 30_000);
   // What was approved is echoed.
@@ -139,7 +139,7 @@ test('an edit: the notice names the file and offers "Show Diff", which opens a d
   assert.equal(notice.message, 'Demo needs you: Do you want to proceed? — edit: NOTES.md');
   assert.deepEqual(
     notice.items.map((i) => (typeof i === 'string' ? i : i.title)),
-    ['Yes', "Yes, and don't ask ag…", 'No, and tell the agen…', 'Show Diff'],
+    ['Yes', "Yes, and don't…", 'No, and tell…', 'Show Diff'],
   );
   const diff = fake.commandsRun.find((c) => c.id === 'vscode.diff');
   assert.ok(diff, JSON.stringify(fake.commandsRun));
@@ -164,6 +164,18 @@ test('an edit: the notice names the file and offers "Show Diff", which opens a d
   await eventually('done', () => store.get(s.sessionId)?.state === 'done', 30_000);
   assert.ok(fake.statusMessages.some((m) => m.includes('answered "Yes" to edit: NOTES.md')), fake.statusMessages.join(' | '));
   await sup.kill({ sessionId: s.sessionId });
+});
+
+test('button labels fit the notice: long ones cut at a word, shorter when more buttons share the row', () => {
+  const yes = "Yes, and don't ask again this session";
+  const no = 'No, and tell the agent what to do differently';
+  assert.equal(buttonLabelMax(['Yes', yes, no]), 22);
+  assert.equal(buttonLabelMax(['Yes', yes, no, 'Show Diff']), 15);
+  assert.equal(buttonLabel(yes), "Yes, and don't ask…");
+  assert.equal(buttonLabel(no, 15), 'No, and tell…');
+  assert.equal(buttonLabel('Supercalifragilisticexpialidocious', 10), 'Supercali…');
+  assert.equal(buttonLabel('Yes'), 'Yes');
+  assert.equal(buttonLabel('a\nb'), 'a b');
 });
 
 // The rest drive Prompts with a stand-in agentd, for answers the demo agent cannot give.
