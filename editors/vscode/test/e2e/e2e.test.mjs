@@ -138,7 +138,7 @@ test('clicking the badge opens the QuickPick of every option; picking Yes answer
   assert.equal(options.length, 3, `three options: ${options.join(' | ')}`);
   await wb.shot('05-answer-quickpick');
   await wb.pickQuickItem('Yes');
-  await badgeSays(/1 working/, 5_000);
+  await badgeSays(/1 (working|done)/, 20_000);
   await badgeSays(/1 done/, 20_000);
   // Focus goes back to the badge (and shows its hover); a person would click on into the editor.
   await page.locator('.editor-instance .monaco-editor').first().click();
@@ -167,7 +167,7 @@ test('a second prompt is answered with the notification button', async () => {
   await badgeSays(/1 blocked/, 20_000);
   const toast = await wb.notification('Do you want to proceed?');
   await toast.locator('.monaco-button', { hasText: /^Yes$/ }).click();
-  await badgeSays(/1 (working|done)/, 5_000);
+  await badgeSays(/1 (working|done)/, 20_000);
   await badgeSays(/1 (done|idle)/, 20_000);
 });
 
@@ -180,7 +180,7 @@ test('an answer to a prompt that has gone is reported, not dropped', async () =>
   // The person answers in the terminal while the QuickPick is still open…
   await page.locator('.terminal-wrapper.active .xterm').first().click();
   await page.keyboard.type('1');
-  await badgeSays(/1 (working|done|idle)/, 5_000);
+  await badgeSays(/1 (working|done|idle)/, 20_000);
   // …then picks in the QuickPick (ignoreFocusOut keeps it open): agentd answers -32021.
   await wb.pickQuickItem('Yes');
   const toast = await wb.notification('not typed');
@@ -200,7 +200,7 @@ test('a task that names a command: the notification and the Sessions view show t
   await waitFor('the command in the terminal', async () => (await wb.terminalText()).includes('rm -rf build'));
   await wb.shot('09b-command-notification');
   await toast.locator('.monaco-button', { hasText: /^Yes$/ }).click();
-  await badgeSays(/1 (working|done)/, 5_000);
+  await badgeSays(/1 (working|done)/, 20_000);
   await badgeSays(/1 (done|idle)/, 20_000);
   await wb.clearNotifications();
 });
@@ -235,7 +235,7 @@ test('an edit: the notification names the file, and "Show Diff" opens the change
   await wb.quickItems('Yes');
   await wb.shot('09e-answer-quickpick-edit');
   await wb.pickQuickItem('Yes');
-  await badgeSays(/1 (working|done)/, 5_000);
+  await badgeSays(/1 (working|done)/, 20_000);
   await badgeSays(/1 (done|idle)/, 20_000);
   await waitFor('the edit reported in the terminal', async () => /Edited NOTES\.md/.test(await wb.terminalText()));
   await wb.runCommand('View: Close All Editors');
@@ -292,7 +292,7 @@ test('Reload Window keeps the session: its row comes back blocked, its terminal 
   await wb.badge().click();
   await wb.quickInput().locator('.quick-input-title', { hasText: 'Demo agent 2: Do you want to proceed?' }).waitFor({ state: 'visible' });
   await wb.pickQuickItem('Yes');
-  await badgeSays(/1 (working|done)/, 5_000);
+  await badgeSays(/1 (working|done)/, 20_000);
   await badgeSays(/1 done/, 20_000);
   await waitFor('the finished turn in the reopened terminal', async () => /Added NOTES\.md/.test(await wb.terminalText()));
   await page.locator('.editor-instance .monaco-editor').first().click();
