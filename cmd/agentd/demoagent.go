@@ -18,8 +18,10 @@ import (
 // demoAgent is a small scripted coding agent for `agentd demo`: a real
 // program in a real PTY that draws the way agents do (alternate screen,
 // cursor placement, a spinner, a numbered permission menu, a completion
-// line), so agentd can be seen at work with no agent installed. It does
-// nothing to the disk.
+// line), so agentd can be seen at work with no agent installed. A task
+// asks about a command ("please run make test" → "make test"; otherwise
+// "touch NOTES.md"), or, when it starts with "edit ", about an edit of that
+// file, its change drawn as diff rows. It does nothing to the disk.
 type demoAgent struct {
 	out        io.Writer
 	cols, rows int
@@ -27,6 +29,7 @@ type demoAgent struct {
 	draft      string
 	phase      string // idle, thinking, prompt, running
 	command    string // what the turn asks to run
+	edit       string // the file the turn asks to edit ("edit NOTES.md"), else ""
 	spin       int
 	started    time.Time
 	selected   int
@@ -167,6 +170,7 @@ func (a *demoAgent) key(k string) bool {
 			if strings.TrimSpace(a.draft) != "" {
 				a.transcript = append(a.transcript, "", " > "+a.draft)
 				a.command = demoCommand(a.draft)
+				a.edit = demoEdit(a.draft)
 				a.draft = ""
 				a.phase, a.started, a.spin = "thinking", time.Now(), 0
 			}
@@ -218,8 +222,39 @@ func demoCommand(task string) string {
 	return "touch NOTES.md"
 }
 
+// demoEdit is the file a task asks the demo agent to edit: the word after
+// a leading "edit " ("edit NOTES.md"), else "". The demo only shows the
+// change; nothing is written.
+func demoEdit(task string) string {
+	rest, ok := strings.CutPrefix(strings.TrimSpace(task), "edit ")
+	if !ok {
+		return ""
+	}
+	if f := strings.Fields(rest); len(f) > 0 {
+		return f[0]
+	}
+	return ""
+}
+
+// demoDiff is the change the demo agent proposes to a file it edits: rows
+// of a unified diff's body, as agents draw them (context rows start with a
+// space, removed rows with "-", added rows with "+").
+func demoDiff(path string) []string {
+	return []string{
+		" # " + path,
+		"-TODO: write these notes",
+		"+Notes kept by the demo agent.",
+		"+(demo: nothing is written)",
+		" See README.md for the rest.",
+	}
+}
+
 func (a *demoAgent) approve() {
-	a.transcript = append(a.transcript, " ⏺ Shell("+a.command+")", "   ⎿  (demo: nothing was run)")
+	if a.edit != "" {
+		a.transcript = append(a.transcript, " ⏺ Update("+a.edit+")", "   ⎿  (demo: nothing was written)")
+	} else {
+		a.transcript = append(a.transcript, " ⏺ Shell("+a.command+")", "   ⎿  (demo: nothing was run)")
+	}
 	a.phase, a.spin = "running", 0
 }
 
@@ -232,11 +267,18 @@ func (a *demoAgent) interrupt() {
 func (a *demoAgent) advance() {
 	switch {
 	case a.phase == "thinking" && a.spin >= 20:
-		a.transcript = append(a.transcript, " ⏺ I'll run "+a.command+".")
+		if a.edit != "" {
+			a.transcript = append(a.transcript, " ⏺ I'll edit "+a.edit+".")
+		} else {
+			a.transcript = append(a.transcript, " ⏺ I'll run "+a.command+".")
+		}
 		a.phase, a.selected = "prompt", 0
 	case a.phase == "running" && a.spin >= 15:
 		done := " ⏺ Ran " + a.command + "."
-		if a.command == "touch NOTES.md" {
+		switch {
+		case a.edit != "":
+			done = " ⏺ Edited " + a.edit + "."
+		case a.command == "touch NOTES.md":
 			done = " ⏺ Added NOTES.md."
 		}
 		a.transcript = append(a.transcript, done, "", fmt.Sprintf("✻ Worked for %ds", int(time.Since(a.started).Seconds()+0.5)))
@@ -286,9 +328,19 @@ func (a *demoAgent) draw() {
 		bottom = []string{"", fmt.Sprintf("%s %s (%ds · esc to interrupt)", glyph, verb, int(time.Since(a.started).Seconds())), rule, " > ", rule, "  esc to interrupt"}
 	case "prompt":
 		opts := []string{"Yes", "Yes, and don't ask again this session", "No, and tell the agent what to do differently"}
-		bottom = []string{rule, "  Shell command", ""}
-		for _, line := range strings.Split(a.command, "\n") {
-			bottom = append(bottom, wrap("    "+line, a.cols, "    ")...)
+		if a.edit != "" {
+			// An edit: the file, then the change between two dashed rules.
+			dashes := strings.Repeat("╌", max(a.cols-4, 10))
+			bottom = []string{rule, "  Edit file", "    " + a.edit, "  " + dashes}
+			for _, line := range demoDiff(a.edit) {
+				bottom = append(bottom, wrap("  "+line, a.cols, "  ")...)
+			}
+			bottom = append(bottom, "  "+dashes)
+		} else {
+			bottom = []string{rule, "  Shell command", ""}
+			for _, line := range strings.Split(a.command, "\n") {
+				bottom = append(bottom, wrap("    "+line, a.cols, "    ")...)
+			}
 		}
 		bottom = append(bottom, "", "  Do you want to proceed?")
 		for i, o := range opts {

@@ -63,7 +63,10 @@ count() {
   [ -n "$p" ] || { echo "ci.sh: no test summary in $tap" >&2; failed=$((failed + 1)); }
 }
 
-sha() { sha256sum "$@" | sha256sum | cut -c1-16; }
+# The files' contents, not their paths: a checkout elsewhere (another
+# worktree, CI's own) finds the same cache valid instead of reinstalling it
+# under a run that is using it.
+sha() { cat "$@" | sha256sum | cut -c1-16; }
 
 install_apt() {
   local missing=() p

@@ -27,6 +27,7 @@ describe("a demo agent session", function()
     H.to_blocked(agentd, s.id)
     local blocked = H.session(s.id)
     assert.equals("Do you want to proceed?", blocked.prompt.question)
+    assert.same({ kind = "command", text = "touch NOTES.md", detail = "touch NOTES.md" }, blocked.prompt.subject)
     assert.equals("● 1 blocked", H.statusline())
     assert.equals("AgentdStatusBlocked", vim.api.nvim_eval_statusline(agentd.statusline(), { highlights = true }).highlights[1].group)
 
@@ -39,6 +40,7 @@ describe("a demo agent session", function()
     local text = table.concat(vim.api.nvim_buf_get_lines(n.buf, 0, -1, false), "\n")
     assert.matches("needs you", text)
     assert.matches("Do you want to proceed%?", text)
+    assert.matches("command: touch NOTES%.md", text)
     assert.matches("1%. Yes", text)
 
     -- A person picks "Yes" (the menu numbers it "1: Yes" itself).
@@ -55,7 +57,7 @@ describe("a demo agent session", function()
     end, function()
       return "no answer; select calls: " .. #calls .. ", state " .. H.session(s.id).state
     end)
-    assert.matches("Do you want to proceed%?", calls[1].opts.prompt)
+    assert.equals("s1 Demo agent: Do you want to proceed? — command: touch NOTES.md", calls[1].opts.prompt)
     assert.same({ "Yes", "Yes, and don't ask again this session", "No, and tell the agent what to do differently" }, calls[1].shown)
     assert.is_nil(require("agentd.ui").current_notice())
 
@@ -67,6 +69,71 @@ describe("a demo agent session", function()
     -- Every state came through the User autocmd, in order.
     local seen = table.concat(events, " ")
     assert.matches("idle.*working.*blocked.*working.*done", seen)
+  end)
+
+  it("names the command a task asks to run, in the notice and in the picker's prompt", function()
+    local s = H.demo(agentd)
+    H.to_blocked(agentd, s.id, "please run rm -rf build")
+    local n = require("agentd.ui").current_notice()
+    local lines = vim.api.nvim_buf_get_lines(n.buf, 0, -1, false)
+    assert.equals(" command: rm -rf build", lines[3])
+    local calls = H.stub_select(function(items)
+      return items[1]
+    end)
+    vim.cmd("Agentd answer")
+    H.wait_state(s.id, "done", 8000)
+    assert.equals("s1 Demo agent: Do you want to proceed? — command: rm -rf build", calls[1].opts.prompt)
+    assert.matches("Ran rm %-rf build", H.screen(s.id))
+  end)
+
+  it("shows an edit's file and diff rows in the notice, highlighted, and d opens the diff", function()
+    local s = H.demo(agentd)
+    H.to_blocked(agentd, s.id, "edit NOTES.md")
+    local p = H.session(s.id).prompt
+    assert.equals("edit", p.subject.kind)
+    assert.equals("NOTES.md", p.subject.text)
+    local n = require("agentd.ui").current_notice()
+    local lines = vim.api.nvim_buf_get_lines(n.buf, 0, -1, false)
+    assert.same({
+      " s1 Demo agent needs you",
+      " Do you want to proceed?",
+      " edit: NOTES.md",
+      "    # NOTES.md",
+      "   -TODO: write these notes",
+      "   +Notes kept by the demo agent.",
+      "   +(demo: nothing is written)",
+      "    See README.md for the rest.",
+      "   1. Yes",
+      "   2. Yes, and don't ask again this session",
+      "   3. No, and tell the agent what to do differently",
+      " :Agentd answer · d: the diff · :Agentd dismiss",
+    }, lines)
+    local groups = {}
+    for _, m in ipairs(vim.api.nvim_buf_get_extmarks(n.buf, -1, 0, -1, { details = true })) do
+      groups[m[2] + 1] = m[4].hl_group
+    end
+    assert.equals("AgentdNoticeDiffDelete", groups[5])
+    assert.equals("AgentdNoticeDiffAdd", groups[6])
+    assert.equals("AgentdNoticeDiffAdd", groups[7])
+    assert.equals("AgentdNoticeDiffContext", groups[8])
+    vim.api.nvim_set_current_win(n.win)
+    vim.api.nvim_feedkeys("d", "x", false)
+    local buf = vim.api.nvim_get_current_buf()
+    assert.equals("diff", vim.bo[buf].filetype)
+    assert.same({
+      "# s1 Demo agent: edit: NOTES.md",
+      " # NOTES.md",
+      "-TODO: write these notes",
+      "+Notes kept by the demo agent.",
+      "+(demo: nothing is written)",
+      " See README.md for the rest.",
+    }, vim.api.nvim_buf_get_lines(buf, 0, -1, false))
+    vim.cmd("close")
+    -- Answered from the notice: the agent edits.
+    vim.api.nvim_set_current_win(n.win)
+    vim.cmd("normal 1")
+    H.wait_state(s.id, "done", 8000)
+    assert.matches("Edited NOTES%.md", H.screen(s.id))
   end)
 
   it("offers the prompt instead when :Agentd send meets a blocked session", function()

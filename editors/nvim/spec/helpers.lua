@@ -194,10 +194,12 @@ function H.wait_blocked_after_send(id)
   H.wait_state(id, "blocked")
 end
 
----Sends the demo agent its task and waits for its permission prompt.
-function H.to_blocked(agentd, id)
+---Sends the demo agent its task and waits for its permission prompt. The
+---task decides what it asks about: "please run X" the command X, "edit
+---FILE" an edit of FILE with its diff, by default `touch NOTES.md`.
+function H.to_blocked(agentd, id, task)
   local sent
-  agentd.send("Add a NOTES.md file", id, nil, function(err)
+  agentd.send(task or "Add a NOTES.md file", id, nil, function(err)
     sent = { err = err }
   end)
   H.wait(3000, function()

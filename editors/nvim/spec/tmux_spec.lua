@@ -152,4 +152,82 @@ vim.o.shortmess = vim.o.shortmess .. "I"
     wait_state("s1", "done")
     show("Neovim B after the answer", wait_screen("B", "✓ 1 done"))
   end)
+
+  -- The captures a person would see, kept in tests/captures/ when
+  -- AGENTD_NVIM_CAPTURES names that folder (tests/capture-notice.sh).
+  local function keep(name, title, text)
+    local dir = vim.env.AGENTD_NVIM_CAPTURES
+    if dir and dir ~= "" then
+      local lines = { "=== " .. title, "--- screen (100x30, tmux capture-pane):" }
+      vim.list_extend(lines, vim.split(text:gsub("%s+$", ""), "\n", { plain = true }))
+      vim.fn.writefile(lines, dir .. "/" .. name)
+    end
+  end
+
+  it("the float shows what the prompt approves: the command; for an edit the diff rows, in diff colours", function()
+    start("D")
+    wait_screen("D", "%[No Name%]")
+    tmux("send-keys", "-t", "D", ":Agentd new demo", "Enter")
+    wait_state("s1", "idle")
+    tmux("send-keys", "-t", "D", ":Agentd send s1", "Enter")
+    wait_screen("D", "Send to agent:")
+    tmux("send-keys", "-t", "D", "-l", "please run rm -rf build")
+    tmux("send-keys", "-t", "D", "Enter")
+    wait_state("s1", "blocked")
+    local cmd = wait_screen("D", "command: rm %-rf build")
+    show("Neovim with the demo agent asking to run a command", cmd)
+    assert.matches("s1 Demo agent needs you", cmd)
+    assert.matches("Do you want to proceed%?", cmd)
+    keep("notice-command.txt", "the demo agent asks to run `rm -rf build` (task: please run rm -rf build): the notice", cmd)
+    -- :Agentd answer's prompt names the command too.
+    tmux("send-keys", "-t", "D", ":Agentd answer", "Enter")
+    local choose = wait_screen("D", "1: Yes")
+    show("Neovim asks which option", choose)
+    assert.matches("Do you want to proceed%? — command: rm %-rf build", choose)
+    keep("answer-command.txt", "then :Agentd answer: vim.ui.select's prompt names the command", choose)
+    tmux("send-keys", "-t", "D", "1", "Enter")
+    wait_state("s1", "done")
+
+    -- Another agent asks to edit a file (the same one would be blocked
+    -- again within agentd's attention cooldown: no new notice pops then).
+    tmux("send-keys", "-t", "D", ":Agentd new demo", "Enter")
+    wait_state("s2", "idle")
+    tmux("send-keys", "-t", "D", ":Agentd send s2", "Enter")
+    wait_screen("D", "Send to agent:")
+    tmux("send-keys", "-t", "D", "-l", "edit NOTES.md")
+    tmux("send-keys", "-t", "D", "Enter")
+    wait_state("s2", "blocked")
+    local diff = wait_screen("D", "%+Notes kept by the demo agent%.")
+    show("Neovim with the demo agent asking to edit NOTES.md", diff)
+    assert.matches("edit: NOTES%.md", diff)
+    assert.matches("%-TODO: write these notes", diff)
+    assert.matches("d: the diff", diff)
+    keep("notice-edit.txt", "a second demo agent asks to edit NOTES.md (task: edit NOTES.md): the notice with the diff rows", diff)
+    -- In colour: the added and removed rows are drawn unlike the context row.
+    local colours = tmux("capture-pane", "-p", "-e", "-t", "D")
+    -- The last colour change before a text on its row.
+    local function colour_before(text)
+      for line in colours:gmatch("[^\n]+") do
+        local at = line:find(text, 1, true)
+        if at then
+          return line:sub(1, at - 1):match(".*(\27%[[%d;:]*m)") or ""
+        end
+      end
+    end
+    local add, del, ctx = colour_before("+Notes kept"), colour_before("-TODO: write"), colour_before("See README")
+    assert.is_not_nil(add)
+    assert.are_not.equal(add, del, "added and removed rows look alike")
+    assert.are_not.equal(add, ctx, "added and context rows look alike")
+    -- d in the notice opens the whole diff below, as a diff buffer.
+    tmux("send-keys", "-t", "D", "C-w", "w")
+    tmux("send-keys", "-t", "D", "d")
+    local whole = wait_screen("D", "agentd://s2/diff")
+    show("after d in the notice", whole)
+    assert.matches("# s2 Demo agent: edit: NOTES%.md", whole)
+    keep("notice-edit-d.txt", "then <C-w>w and d in the notice: the whole diff in a split below (filetype diff)", whole)
+    tmux("send-keys", "-t", "D", ":Agentd answer s2", "Enter")
+    wait_screen("D", "1: Yes")
+    tmux("send-keys", "-t", "D", "1", "Enter")
+    wait_state("s2", "done")
+  end)
 end)

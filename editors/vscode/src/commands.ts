@@ -8,7 +8,7 @@ import * as vscode from 'vscode';
 import { agentChoices, AgentChoice } from './agents';
 import { isAgentdError } from './client';
 import { Ctx } from './ctx';
-import { age, agentIcon, sessionName, splitCommandLine, stateLabel } from './format';
+import { age, agentIcon, escapeIcons, promptText, sessionName, splitCommandLine, stateLabel, subjectAction } from './format';
 import { AuthMethod, AuthRequiredData, ErrorCodes, Session, SpawnParams } from './protocol';
 
 type SessionArg = string | { sessionId: string } | undefined;
@@ -33,6 +33,14 @@ export function registerCommands(ctx: Ctx): vscode.Disposable[] {
     reg('agentd.newSession', () => newSession(ctx)),
     reg('agentd.answerPrompt', (arg?: SessionArg) => ctx.prompts.answerPrompt(idOf(arg))),
     reg('agentd.answerLongestWaiting', () => ctx.prompts.answerLongestWaiting()),
+    reg('agentd.showSubject', async (arg?: SessionArg) => {
+      const s = await session(ctx, arg, (s) => s.state === 'blocked' && !!subjectAction(s.prompt?.subject), 'Show what which prompt approves?');
+      if (!s?.prompt || !subjectAction(s.prompt.subject)) {
+        if (s) void vscode.window.showInformationMessage(`${sessionName(s)} is not waiting on a prompt with more to show${s.state === 'blocked' ? '' : ` (it is ${s.state})`}.`);
+        return;
+      }
+      await ctx.subjects.show(sessionName(s), s.prompt);
+    }),
     reg('agentd.openTerminal', async (arg?: SessionArg) => {
       const s = await session(ctx, arg, (s) => s.state !== 'exited' || ctx.terminals.has(s.sessionId), 'Open which session in a terminal?');
       if (!s) return;
@@ -84,7 +92,7 @@ async function session(ctx: Pick<Ctx, 'store'>, arg: SessionArg, filter: (s: Ses
     candidates.map((s) => ({
       label: `$(${agentIcon(s.agent)}) ${sessionName(s)}`,
       description: `${stateLabel(s)} · ${age(s)}`,
-      detail: s.state === 'blocked' ? s.prompt?.question : undefined,
+      detail: s.state === 'blocked' && s.prompt ? escapeIcons(promptText(s.prompt)) : undefined,
       s,
     })),
     { placeHolder },

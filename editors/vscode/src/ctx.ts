@@ -15,6 +15,7 @@ import { Prompts } from './prompts';
 import { SessionStore } from './sessions';
 import { SessionsView } from './sessions_view';
 import { StatusDisplay } from './status_display';
+import { SubjectDocs } from './subject_view';
 import { describeDaemon, Status, Supervisor } from './supervisor';
 import { Terminals } from './terminals';
 
@@ -24,6 +25,8 @@ export class Ctx implements vscode.Disposable {
   readonly agentd: Supervisor;
   readonly terminals: Terminals;
   readonly prompts: Prompts;
+  /** What a prompt approves, opened whole: the diff editor, the command. */
+  readonly subjects: SubjectDocs;
   readonly status: StatusDisplay;
   /** Tells agentd whether this window has the focus (client/focus). */
   readonly focus: FocusReporter;
@@ -56,12 +59,14 @@ export class Ctx implements vscode.Disposable {
       },
     );
     this.terminals = new Terminals(this.agentd, this.store, (l) => this.log(l), (id) => this.markSeen(id), (ids) => this.rememberTerminals(ids));
-    this.prompts = new Prompts(this.agentd, this.store, () => this.config, (id) => this.openTerminal(id));
+    this.subjects = new SubjectDocs();
+    this.prompts = new Prompts(this.agentd, this.store, () => this.config, (id) => this.openTerminal(id), this.subjects);
     this.status = new StatusDisplay(this.store, this.agentd.onDidChangeStatus);
     this.focus = new FocusReporter(this.agentd, vscode.window.state.focused, this.config.desktopNotifications, (l) => this.log(l));
     this.view = new SessionsView(this.store);
     this.disposables.push(
       this.output,
+      this.subjects,
       this.terminals,
       this.status,
       this.view,

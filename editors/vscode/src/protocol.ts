@@ -84,22 +84,31 @@ export interface PromptOption {
   selected?: boolean;
 }
 
-/** The tool call an ACP permission asks about. */
-export interface PromptTool {
-  /** ACP's: read, edit, delete, move, search, execute, think, fetch, switch_mode, other. */
-  kind?: string;
-  title?: string;
-  /** One short line: the command, the paths or the URL. */
-  input?: string;
+/** What a subject is: the command, the file edited or written or read, the URL, the folder, the tool. */
+export type SubjectKind = 'command' | 'edit' | 'write' | 'read' | 'fetch' | 'folder' | 'tool' | 'other';
+/**
+ * What a prompt asks the person to approve (docs/protocol.md, "Prompt").
+ * Untrusted text an agent, a model or a repository wrote: agentd has
+ * stripped escapes and control characters, but it must still be escaped
+ * for wherever it lands (markdown, a label with icons, a link-parsing
+ * notification).
+ */
+export interface Subject {
+  kind: SubjectKind | string;
+  /** One line: the command, the path, the URL, the folder or the tool's name ("" when agentd could not read it). */
+  text: string;
+  /** Rows: a multi-line command, an edit's diff (unified, or rows as the agent drew them), a fetch's prompt, a tool's arguments. */
+  detail?: string;
+  /** agentd could not see all of it. With kind "other" and text "": it could not read it at all. */
+  truncated?: boolean;
 }
-
 export interface Prompt {
   promptId: string;
   kind: PromptKind | string;
   question: string;
   options: PromptOption[];
   freeform: boolean;
-  tool?: PromptTool;
+  subject?: Subject;
 }
 
 /** A way to log in that an ACP agent offers (data of -32014). */

@@ -1,18 +1,21 @@
 // The Sessions view: one row per session (agent icon coloured by state, name,
-// state, how long), and under a blocked session its question. The daemon's
+// state, how long), and under a blocked session its question and what it
+// approves (the command, the file; a click opens the diff). The daemon's
 // sessions in this workspace come first; sessions started elsewhere (another
 // window, Neovim, the agentd CLI) follow, grouped by their folder. Context
 // actions come from package.json menus keyed on `contextValue`.
 import * as vscode from 'vscode';
 
-import { age, agentIcon, sessionName, stateLabel } from './format';
-import { Session, StateName } from './protocol';
+import { age, agentIcon, diffFiles, mdCodeBlock, mdEscape, oneLine, promptText, sessionName, stateLabel, subjectAction, subjectLine, unreadable } from './format';
+import { Session, StateName, Subject } from './protocol';
 import { SessionStore } from './sessions';
 
-/** A tree element: a session row, the question row under a blocked session, or a folder of other sessions. */
+/** A tree element: a session row, the question and subject rows under a blocked session, or a folder of other sessions. */
 export interface Node {
   sessionId: string;
   question?: boolean;
+  /** The row under the question: what the prompt approves. */
+  subject?: boolean;
   /** A group row: the sessions working in this folder, outside the workspace. */
   folder?: string;
 }
@@ -96,12 +99,16 @@ export class SessionsView implements vscode.TreeDataProvider<Node>, vscode.Dispo
         .map((s) => ({ sessionId: s.sessionId }));
     }
     const s = this.store.get(node.sessionId);
-    if (!node.question && s?.state === 'blocked' && s.prompt) return [{ sessionId: s.sessionId, question: true }];
+    if (!node.question && !node.subject && s?.state === 'blocked' && s.prompt) {
+      const rows: Node[] = [{ sessionId: s.sessionId, question: true }];
+      if (s.prompt.subject) rows.push({ sessionId: s.sessionId, subject: true });
+      return rows;
+    }
     return [];
   }
 
   getParent(node: Node): Node | undefined {
-    if (node.question) return { sessionId: node.sessionId };
+    if (node.question || node.subject) return { sessionId: node.sessionId };
     if (node.folder !== undefined) return undefined;
     const s = this.store.get(node.sessionId);
     const g = s && this.groupOf(s);
@@ -112,7 +119,7 @@ export class SessionsView implements vscode.TreeDataProvider<Node>, vscode.Dispo
     if (node.folder !== undefined) return folderItem(node.folder, this.store.all().filter((s) => this.groupOf(s) === node.folder));
     const s = this.store.get(node.sessionId);
     if (!s) return new vscode.TreeItem(node.sessionId);
-    return node.question ? questionItem(s) : sessionItem(s);
+    return node.question ? questionItem(s) : node.subject ? subjectItem(s) : sessionItem(s);
   }
 
   dispose(): void {
@@ -151,7 +158,7 @@ export function sessionItem(s: Session, now = Date.now()): vscode.TreeItem {
   item.iconPath = new vscode.ThemeIcon(agentIcon(s.agent), color ? new vscode.ThemeColor(color) : undefined);
   item.contextValue = contextValue(s);
   item.tooltip = tooltip(s);
-  item.accessibilityInformation = { label: `${sessionName(s)}, ${stateLabel(s)} for ${age(s, now)}${blocked ? ', asks: ' + s.prompt!.question : ''}` };
+  item.accessibilityInformation = { label: `${sessionName(s)}, ${stateLabel(s)} for ${age(s, now)}${blocked ? ', asks: ' + promptText(s.prompt!) : ''}` };
   if (s.agentInfo && blocked) {
     // An ACP session has no terminal to open: its row answers its prompt.
     item.command = { title: 'Answer Prompt', command: 'agentd.answerPrompt', arguments: [{ sessionId: s.sessionId }] };
@@ -162,22 +169,78 @@ export function sessionItem(s: Session, now = Date.now()): vscode.TreeItem {
 }
 
 export function questionItem(s: Session): vscode.TreeItem {
-  const item = new vscode.TreeItem(s.prompt?.question ?? '', vscode.TreeItemCollapsibleState.None);
+  const item = new vscode.TreeItem(oneLine(s.prompt?.question ?? '', 200), vscode.TreeItemCollapsibleState.None);
   item.id = `${s.sessionId}/question/${s.prompt?.promptId ?? ''}`;
   item.iconPath = new vscode.ThemeIcon('question', new vscode.ThemeColor('list.warningForeground'));
-  item.description = (s.prompt?.options ?? []).map((o) => o.label).join(' / ');
+  item.description = (s.prompt?.options ?? []).map((o) => oneLine(o.label, 60)).join(' / ');
+  // A plain string: VS Code shows it as text.
   item.tooltip = `${s.prompt?.question}\n\n${(s.prompt?.options ?? []).map((o) => `${o.id}. ${o.label}`).join('\n')}\n\nClick to answer.`;
   item.contextValue = 'question';
   item.command = { title: 'Answer Prompt', command: 'agentd.answerPrompt', arguments: [{ sessionId: s.sessionId }] };
   return item;
 }
 
+const SUBJECT_ICONS: Record<string, string> = {
+  command: 'terminal',
+  edit: 'diff',
+  write: 'new-file',
+  read: 'file',
+  fetch: 'globe',
+  folder: 'folder',
+  tool: 'tools',
+};
+
+/** The row under the question: what the prompt approves; its click opens the diff or the command when there is more to see. */
+export function subjectItem(s: Session): vscode.TreeItem {
+  const sub = s.prompt?.subject ?? { kind: 'other', text: '' };
+  const bad = unreadable(sub);
+  const item = new vscode.TreeItem(bad ? 'agentd could not read what it approves' : oneLine(sub.text || sub.detail || '', 200), vscode.TreeItemCollapsibleState.None);
+  item.id = `${s.sessionId}/subject/${s.prompt?.promptId ?? ''}`;
+  item.iconPath = new vscode.ThemeIcon(SUBJECT_ICONS[sub.kind] ?? 'question');
+  item.description = bad ? 'see the terminal' : `${sub.kind}${sub.truncated ? ' (cut)' : ''}`;
+  item.tooltip = subjectTooltip(sub);
+  const action = subjectAction(sub);
+  item.contextValue = action ? 'subject subject-more' : 'subject';
+  item.accessibilityInformation = { label: subjectLine(sub, 200) };
+  item.command = action
+    ? { title: action, command: 'agentd.showSubject', arguments: [{ sessionId: s.sessionId }] }
+    : bad && !s.agentInfo
+      ? { title: 'Open Terminal', command: 'agentd.openTerminal', arguments: [{ sessionId: s.sessionId }] }
+      : { title: 'Answer Prompt', command: 'agentd.answerPrompt', arguments: [{ sessionId: s.sessionId }] };
+  return item;
+}
+
+/** What a subject is, in markdown: every text escaped, its rows in a code block they cannot close. */
+export function subjectMarkdown(sub: Subject): string {
+  if (unreadable(sub)) return '*agentd could not read what this prompt approves: look at the terminal.*\n\n';
+  let md = `**${mdEscape(sub.kind)}**: ${mdEscape(oneLine(sub.text, 300))}${sub.truncated ? ' *(cut)*' : ''}\n\n`;
+  const detail = sub.detail?.trim() ? sub.detail : '';
+  if (detail && oneLine(detail, Infinity) !== oneLine(sub.text, Infinity)) {
+    const rows = detail.split('\n');
+    const shown = rows.length > 40 ? [...rows.slice(0, 40), `… ${rows.length - 40} more rows`].join('\n') : detail;
+    md += mdCodeBlock(shown, (sub.kind === 'edit' || sub.kind === 'write') && diffFiles(sub) ? 'diff' : sub.kind === 'command' ? 'sh' : '') + '\n';
+  }
+  return md;
+}
+
+function subjectTooltip(sub: Subject): vscode.MarkdownString {
+  const md = new vscode.MarkdownString();
+  md.appendMarkdown(subjectMarkdown(sub));
+  const action = subjectAction(sub);
+  if (action) md.appendMarkdown(`*Click: ${action}.*`);
+  return md;
+}
+
 function tooltip(s: Session): vscode.MarkdownString {
   const md = new vscode.MarkdownString();
-  md.appendMarkdown(`**${sessionName(s)}** (${s.agent || 'unknown agent'}, ${s.sessionId})\n\n`);
-  md.appendMarkdown(`${stateLabel(s)} since ${new Date(s.since).toLocaleTimeString()}, by \`${s.stateSource}\` \`${s.reason}\`\n\n`);
-  if (s.prompt) md.appendMarkdown(`**${s.prompt.question}**\n\n${s.prompt.options.map((o) => `${o.id}. ${o.label}`).join('  \n')}\n\n`);
-  if (s.argv.length) md.appendCodeblock(s.argv.join(' '), 'sh');
-  if (s.cwd) md.appendMarkdown(`in \`${s.cwd}\``);
+  md.appendMarkdown(`**${mdEscape(sessionName(s))}** (${mdEscape(s.agent || 'unknown agent')}, ${mdEscape(s.sessionId)})\n\n`);
+  md.appendMarkdown(`${mdEscape(stateLabel(s))} since ${new Date(s.since).toLocaleTimeString()}, by \`${s.stateSource}\` \`${s.reason}\`\n\n`);
+  if (s.prompt) {
+    md.appendMarkdown(`**${mdEscape(oneLine(s.prompt.question, 300))}**\n\n`);
+    if (s.prompt.subject) md.appendMarkdown(subjectMarkdown(s.prompt.subject));
+    md.appendMarkdown(`${s.prompt.options.map((o) => `${mdEscape(o.id)}\\. ${mdEscape(oneLine(o.label, 200))}`).join('  \n')}\n\n`);
+  }
+  if (s.argv.length) md.appendMarkdown(mdCodeBlock(s.argv.join(' '), 'sh'));
+  if (s.cwd) md.appendMarkdown(`in ${mdEscape(s.cwd)}`);
   return md;
 }

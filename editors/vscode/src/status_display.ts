@@ -3,7 +3,7 @@
 // prompt waiting longest. While agentd is not running it says so instead.
 import * as vscode from 'vscode';
 
-import { age, badgeText, sessionName, stateLabel, STATE_ICONS, urgentState } from './format';
+import { age, badgeText, mdEscape, promptText, sessionName, stateLabel, STATE_ICONS, urgentState } from './format';
 import { SessionStore } from './sessions';
 import { Status } from './supervisor';
 
@@ -87,19 +87,16 @@ export class StatusDisplay implements vscode.Disposable {
     md.appendMarkdown('**agentd sessions**\n\n');
     const now = Date.now();
     for (const s of sessions) {
-      const q = s.state === 'blocked' && s.prompt ? `: ${escape(s.prompt.question)}` : '';
-      md.appendMarkdown(`$(${STATE_ICONS[s.state].replace('~spin', '')}) ${escape(sessionName(s))}: ${stateLabel(s)} ${age(s, now)}${q}\n\n`);
+      // The question and what it approves: untrusted, and this tooltip is trusted markdown, so every character is escaped.
+      const q = s.state === 'blocked' && s.prompt ? `: ${mdEscape(promptText(s.prompt))}` : '';
+      md.appendMarkdown(`$(${STATE_ICONS[s.state].replace('~spin', '')}) ${mdEscape(sessionName(s))}: ${stateLabel(s)} ${age(s, now)}${q}\n\n`);
     }
     const blocked = this.store.longestBlocked();
-    md.appendMarkdown(blocked ? `*Click to answer ${escape(sessionName(blocked))}.*` : '*Click to show the sessions.*');
+    md.appendMarkdown(blocked ? `*Click to answer ${mdEscape(sessionName(blocked))}.*` : '*Click to show the sessions.*');
     return md;
   }
 
   dispose(): void {
     for (const d of this.disposables) d.dispose();
   }
-}
-
-function escape(s: string): string {
-  return s.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, '\\$&');
 }

@@ -51,6 +51,12 @@ M.subcommands = {
       agentd().answer(args.fargs[2])
     end,
   },
+  show = {
+    complete = "session",
+    run = function(args)
+      agentd().show(args.fargs[2])
+    end,
+  },
   open = {
     complete = "session",
     run = function(args)

@@ -64,6 +64,9 @@ M.defaults = {
     enabled = true,
     border = "rounded",
     max_width = 64,
+    -- Rows of what the prompt approves shown at most (a diff, a multi-line
+    -- command); d in the notice, or :Agentd show, opens all of it.
+    detail_rows = 12,
     -- Close it by itself after this many ms (0: stays until dismissed or answered).
     timeout = 0,
   },
@@ -222,6 +225,7 @@ function M.build(opts)
   check("send.submit", c.send.submit, "boolean")
   check("notice.enabled", c.notice.enabled, "boolean")
   check("notice.timeout", c.notice.timeout, "number")
+  check("notice.detail_rows", c.notice.detail_rows, "number")
   check("desktop_notifications", c.desktop_notifications, "boolean")
   check("notify.done", c.notify.done, "boolean")
   check("notify.error", c.notify.error, "boolean")

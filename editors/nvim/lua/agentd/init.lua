@@ -639,6 +639,19 @@ function M.answer(key, cb)
   end)
 end
 
+---Opens what a blocked session's prompt approves, whole: the diff of an
+---edit (filetype diff), a multi-line command, in a read-only split.
+function M.show(key)
+  ready()
+  if not key then
+    local n = ui().current_notice()
+    key = n and n.session
+  end
+  ui().pick(key, blocked, "Show", function(s)
+    ui().show_subject(s)
+  end)
+end
+
 ---Shows a session's screen in a terminal window.
 function M.open(key)
   ready()

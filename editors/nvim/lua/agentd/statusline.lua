@@ -40,6 +40,15 @@ function M.define_highlights()
   vim.api.nvim_set_hl(0, "AgentdNoticeBorder", { link = "FloatBorder", default = true })
   vim.api.nvim_set_hl(0, "AgentdNoticeTitle", { link = "Title", default = true })
   vim.api.nvim_set_hl(0, "AgentdNoticeQuestion", { link = "Question", default = true })
+  -- What the prompt approves, and its diff rows.
+  vim.api.nvim_set_hl(0, "AgentdNoticeSubject", { link = "Special", default = true })
+  vim.api.nvim_set_hl(0, "AgentdNoticeDetail", { link = "AgentdNoticeSubject", default = true })
+  vim.api.nvim_set_hl(0, "AgentdNoticeWarn", { link = "DiagnosticWarn", default = true })
+  vim.api.nvim_set_hl(0, "AgentdNoticeDiffAdd", { link = "DiffAdd", default = true })
+  vim.api.nvim_set_hl(0, "AgentdNoticeDiffDelete", { link = "DiffDelete", default = true })
+  vim.api.nvim_set_hl(0, "AgentdNoticeDiffHunk", { link = "Statement", default = true })
+  vim.api.nvim_set_hl(0, "AgentdNoticeDiffFile", { link = "Type", default = true })
+  vim.api.nvim_set_hl(0, "AgentdNoticeDiffContext", { link = "AgentdNotice", default = true })
 end
 
 ---@class agentd.StatuslineOpts

@@ -7,22 +7,117 @@ local statusline = require("agentd.statusline")
 
 local M = {}
 
----The question, with what an ACP permission is about when the question does
----not say it already ("Allow?" twice reads the same; the command or the path
----tells them apart).
+-- A prompt's subject (what it asks to approve) is untrusted text: an agent,
+-- a model or a repository wrote it. agentd strips escapes and control
+-- characters already; here it only ever becomes buffer lines (never a
+-- command, an expand() or a statusline item), one line where one line is
+-- shown, and every control character is dropped before a line is set.
+
+---One line: runs of white space (newlines among them) as one space, control
+---characters dropped, cut at max characters with "…".
+---@param s any
+---@param max integer|nil
+---@return string
+function M.one_line(s, max)
+  local t = tostring(s or ""):gsub("%s+", " "):gsub("%c", "")
+  t = vim.trim(t)
+  if max and vim.fn.strchars(t) > max then
+    t = vim.fn.strcharpart(t, 0, max - 1) .. "…"
+  end
+  return t
+end
+
+---A row for a buffer: tabs as spaces, no other control character (a "\n"
+---would make nvim_buf_set_lines fail; the rest would show as ^X).
+local function clean_row(s)
+  return (tostring(s or ""):gsub("\t", "    "):gsub("%c", ""))
+end
+M._clean_row = clean_row
+
+---Whether agentd saw a subject but could not read it (kind "other", no text).
+function M.unreadable(sub)
+  return type(sub) == "table"
+    and vim.trim(type(sub.text) == "string" and sub.text or "") == ""
+    and vim.trim(type(sub.detail) == "string" and sub.detail or "") == ""
+end
+
+local subject_words = {
+  command = "command",
+  edit = "edit",
+  write = "write",
+  read = "read",
+  fetch = "fetch",
+  folder = "folder",
+  tool = "tool",
+}
+
+---"command: rm -rf build", "edit: NOTES.md", "… (cut)" when agentd could
+---not see all of it; says so when it could not read it at all.
+---@return string
+function M.subject_line(sub, max)
+  if M.unreadable(sub) then
+    return "agentd could not read what it approves: see the terminal"
+  end
+  local word = subject_words[sub.kind]
+  local text = sub.text ~= "" and sub.text or sub.detail or ""
+  return (word and (word .. ": ") or "") .. M.one_line(text, max or 160) .. (sub.truncated and " (cut)" or "")
+end
+
+---The question and what it approves, on one line: "Do you want to proceed?
+---— command: rm -rf build". A question that names the subject already (an
+---ACP permission titled with its command) is left as it is.
 ---@return string
 function M.prompt_text(p)
-  local q = p.question or ""
-  local tool = type(p.tool) == "table" and p.tool or {}
-  local input = tool.input
-  if type(input) ~= "string" or input == "" or q:find(input, 1, true) then
+  local q = M.one_line(p.question, 300)
+  local sub = type(p.subject) == "table" and p.subject or nil
+  if not sub then
     return q ~= "" and q or "(a prompt)"
   end
-  local kind = (tool.kind and tool.kind ~= "" and tool.kind ~= "other") and (tool.kind .. ": ") or ""
-  if q == "" then
-    return kind .. input
+  local text = M.one_line(sub.text)
+  if not M.unreadable(sub) and not sub.truncated and text ~= "" and q:find(text, 1, true) then
+    return q
   end
-  return ("%s (%s%s)"):format(q, kind, input)
+  local line = M.subject_line(sub)
+  return q == "" and line or (q .. " — " .. line)
+end
+
+---Whether a subject's detail says more than its one line.
+local function has_more(sub)
+  local d = type(sub.detail) == "string" and sub.detail or ""
+  return vim.trim(d) ~= "" and M.one_line(d) ~= M.one_line(sub.text)
+end
+
+---The highlight group of a diff row: "-old", "+new", " context", a line
+---number before the marker ("12 -old"), file headers ("--- a", "+++ b",
+---"└ path (+1 -0)") and hunk headers ("@@ … @@").
+local function diff_group(row)
+  if row:match("^@@") then
+    return "AgentdNoticeDiffHunk"
+  elseif row:match("^%-%-%- ") or row:match("^%+%+%+ ") or row:match("^%s*└ ") then
+    return "AgentdNoticeDiffFile"
+  end
+  local marker = row:match("^([-+])") or row:match("^%s*%d+ ([-+])")
+  if marker == "+" then
+    return "AgentdNoticeDiffAdd"
+  elseif marker == "-" then
+    return "AgentdNoticeDiffDelete"
+  end
+end
+M._diff_group = diff_group
+
+---Whether a subject's detail is a change: an edit or write whose rows add
+---or remove.
+function M.is_diff(sub)
+  if type(sub) ~= "table" or (sub.kind ~= "edit" and sub.kind ~= "write") or type(sub.detail) ~= "string" then
+    return false
+  end
+  for row in (sub.detail .. "\n"):gmatch("([^\n]*)\n") do
+    local g = diff_group(row)
+    if g == "AgentdNoticeDiffAdd" or g == "AgentdNoticeDiffDelete" then
+      return true
+    end
+  end
+  return false
 end
 
 local function notify(msg, level)
@@ -69,9 +164,9 @@ end
 -- An option as the notice lists it: "1. Yes", its key first (the notice's
 -- keys 1-9 answer with it).
 local function option_text(o)
-  local text = o.id .. ". " .. (o.label or "")
+  local text = M.one_line(o.id, 8) .. ". " .. M.one_line(o.label, 200)
   if o.description and o.description ~= "" then
-    text = text .. " — " .. o.description
+    text = text .. " — " .. M.one_line(o.description, 200)
   end
   return text
 end
@@ -80,12 +175,12 @@ end
 -- the label alone, so it reads "1: Yes" and not "1: 1. Yes". An option whose
 -- id is not its place in the list keeps the id, after the label.
 local function menu_text(o, place)
-  local text = (o.label and o.label ~= "") and o.label or tostring(o.id)
+  local text = (o.label and o.label ~= "") and M.one_line(o.label, 200) or tostring(o.id)
   if tostring(o.id) ~= tostring(place) and text ~= tostring(o.id) then
     text = ("%s (%s)"):format(text, o.id)
   end
   if o.description and o.description ~= "" then
-    text = text .. " — " .. o.description
+    text = text .. " — " .. M.one_line(o.description, 200)
   end
   return text
 end
@@ -115,12 +210,13 @@ function M.answer(s, prompt, cb)
     -- the person types an answer or answers in the terminal.
     table.insert(items, { terminal = true })
   end
+  -- The question and what it approves: a person sees what they pick for.
   local question = M.prompt_text(prompt)
   if question == "" then
     question = "Answer"
   end
   vim.ui.select(items, {
-    prompt = ("%s: %s"):format(sessions.label(s), question),
+    prompt = ("%s: %s"):format(M.one_line(sessions.label(s), 80), question),
     kind = "agentd.prompt",
     format_item = function(item)
       if item.freeform then
@@ -205,18 +301,62 @@ local function truncate(text, width)
   return vim.fn.strcharpart(text, 0, width - 1) .. "…"
 end
 
+-- The subject in the notice: its line (wrapped, a few rows at most), then
+-- for a change its diff rows with diff highlighting, for a multi-line
+-- command its rows; at most notice.detail_rows of them, then how many more.
+local function subject_lines(sub, width, add)
+  if M.unreadable(sub) then
+    for _, l in ipairs(wrap(M.subject_line(sub) .. " (:Agentd open)", width)) do
+      add(l, "AgentdNoticeWarn")
+    end
+    return
+  end
+  local more = has_more(sub)
+  local head = M.subject_line(sub, 400)
+  if sub.kind == "command" and more then
+    head = "command:" .. (sub.truncated and " (cut)" or "")
+  end
+  local wrapped = wrap(head, width)
+  for i, l in ipairs(wrapped) do
+    if i == 3 and #wrapped > 3 then
+      add(truncate(l .. " …", width), "AgentdNoticeSubject")
+      break
+    end
+    add(l, "AgentdNoticeSubject")
+  end
+  if not more then
+    return
+  end
+  local diff = M.is_diff(sub)
+  local rows = vim.split(sub.detail:gsub("\n$", ""), "\n", { plain = true })
+  local max = config.get().notice.detail_rows
+  for i, row in ipairs(rows) do
+    if i > max then
+      add(("… %d more rows: d shows all"):format(#rows - max), "Comment")
+      break
+    end
+    row = clean_row(row)
+    -- Highlighted from the row's own first column, not the notice's margin.
+    add(truncate("  " .. row, width), diff and (diff_group(row) or "AgentdNoticeDiffContext") or "AgentdNoticeDetail", 3)
+  end
+end
+
 local function notice_lines(s, width)
   local p = s.prompt or {}
   local lines, marks = {}, {}
-  local function add(text, group)
-    table.insert(lines, " " .. text)
+  local function add(text, group, col)
+    table.insert(lines, " " .. clean_row(text))
     if group then
-      table.insert(marks, { #lines - 1, group })
+      table.insert(marks, { #lines - 1, group, col or 0 })
     end
   end
-  add(truncate(sessions.label(s) .. " needs you", width), "AgentdNoticeTitle")
-  for _, l in ipairs(wrap(M.prompt_text(p), width)) do
+  add(truncate(M.one_line(sessions.label(s), 80) .. " needs you", width), "AgentdNoticeTitle")
+  for _, l in ipairs(wrap(M.one_line(p.question, 300), width)) do
     add(l, "AgentdNoticeQuestion")
+  end
+  local sub = type(p.subject) == "table" and p.subject or nil
+  if sub then
+    subject_lines(sub, width, add)
   end
   for _, o in ipairs(p.options or {}) do
     add(truncate("  " .. option_text(o), width))
@@ -224,7 +364,11 @@ local function notice_lines(s, width)
   if p.freeform then
     add("  (free text accepted)")
   end
-  add(truncate(":Agentd answer · :Agentd dismiss", width), "Comment")
+  local keys = ":Agentd answer · :Agentd dismiss"
+  if sub and has_more(sub) then
+    keys = ":Agentd answer · d: " .. (M.is_diff(sub) and "the diff" or "all of it") .. " · :Agentd dismiss"
+  end
+  add(truncate(keys, width), "Comment")
   return lines, marks
 end
 
@@ -251,6 +395,12 @@ local function render_notice(s)
     end
     map("q", M.dismiss)
     map("<Esc>", M.dismiss)
+    map("d", function()
+      local ss = notice.id and sessions.get(notice.id)
+      if ss then
+        M.show_subject(ss)
+      end
+    end)
     map("<CR>", function()
       local ss = notice.id and sessions.get(notice.id)
       if ss then
@@ -276,7 +426,7 @@ local function render_notice(s)
   vim.bo[notice.buf].modifiable = false
   vim.api.nvim_buf_clear_namespace(notice.buf, ns, 0, -1)
   for _, m in ipairs(marks) do
-    vim.api.nvim_buf_set_extmark(notice.buf, ns, m[1], 0, { end_row = m[1] + 1, hl_group = m[2], hl_eol = false })
+    vim.api.nvim_buf_set_extmark(notice.buf, ns, m[1], math.min(m[3], #lines[m[1] + 1]), { end_row = m[1] + 1, hl_group = m[2], hl_eol = false })
   end
   local win_cfg = {
     relative = "editor",
@@ -357,6 +507,42 @@ function M.close_notice(id)
   end
 end
 
+---Opens what a session's prompt approves whole, in a scratch buffer in a
+---split below: a change with filetype diff, a command with filetype sh.
+---The buffer is read-only and has no modelines; `q` closes it.
+---@param s agentd.Session
+---@return integer|nil buf
+function M.show_subject(s)
+  local sub = s.prompt and type(s.prompt.subject) == "table" and s.prompt.subject or nil
+  if not sub then
+    notify(("agentd: %s is not waiting on a prompt that says what it approves"):format(sessions.label(s)), vim.log.levels.WARN)
+    return nil
+  end
+  if M.unreadable(sub) then
+    notify("agentd: " .. M.subject_line(sub) .. " (:Agentd open)", vim.log.levels.WARN)
+    return nil
+  end
+  local body = (type(sub.detail) == "string" and vim.trim(sub.detail) ~= "") and sub.detail or sub.text
+  local rows = vim.split(body:gsub("\n$", ""), "\n", { plain = true })
+  for i, r in ipairs(rows) do
+    rows[i] = clean_row(r)
+  end
+  local header = { ("# %s: %s"):format(M.one_line(sessions.label(s), 80), M.subject_line(sub, 200)) }
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.bo[buf].bufhidden = "wipe"
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].modeline = false
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.list_extend(header, rows))
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].readonly = true
+  vim.bo[buf].filetype = M.is_diff(sub) and "diff" or (sub.kind == "command" and "sh" or "text")
+  pcall(vim.api.nvim_buf_set_name, buf, ("agentd://%s/%s"):format(s.id, M.is_diff(sub) and "diff" or sub.kind))
+  vim.keymap.set("n", "q", "<cmd>close<cr>", { buffer = buf, nowait = true, desc = "close" })
+  local win = vim.api.nvim_open_win(buf, true, { split = "below", win = -1, height = math.min(#rows + 2, math.max(5, math.floor(vim.o.lines / 2))) })
+  vim.wo[win].wrap = false
+  return buf
+end
+
 ---Follows a state change: notices and notifications.
 ---@param s agentd.Session
 ---@param n table the session/state notification
@@ -405,7 +591,7 @@ function M.list()
     table.insert(chunks, { ("%-18s"):format(state), statusline.group(s.state) })
     table.insert(chunks, { " " .. (s.name or "") })
     if s.prompt and s.prompt.question then
-      table.insert(chunks, { "  " .. s.prompt.question, "AgentdNoticeQuestion" })
+      table.insert(chunks, { "  " .. M.prompt_text(s.prompt), "AgentdNoticeQuestion" })
     end
     if s.exit then
       table.insert(

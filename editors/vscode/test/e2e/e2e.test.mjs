@@ -44,8 +44,9 @@ const test = (name, fn) =>
 const badgeSays = (re, timeoutMs = 20_000) => waitFor(`the badge to say ${re}`, async () => re.test(await wb.badgeText()), timeoutMs, 50);
 const rowWith = (...words) => waitFor(`a Sessions row with ${words.join(', ')}`, async () => (await wb.treeRows()).find((r) => words.every((w) => r.includes(w))), 20_000);
 
-async function sendTask() {
-  const editor = await wb.openFile('task.md');
+/** Sends a file's text as the agent's task: task.md asks about `touch NOTES.md`, rm.md about `rm -rf build`, edit.md an edit of NOTES.md. */
+async function sendTask(file = 'task.md') {
+  const editor = await wb.openFile(file);
   await editor.click();
   await page.keyboard.press('Control+A');
   await wb.runCommand('agentd: Send Selection to Agent');
@@ -58,7 +59,7 @@ before(async () => {
     entry: need('CODE_SERVER'),
     chromiumPath: need('CHROMIUM', '/usr/bin/chromium'),
     artifacts: need('ARTIFACTS'),
-    files: { 'task.md': 'Add a NOTES.md file' },
+    files: { 'task.md': 'Add a NOTES.md file', 'rm.md': 'please run rm -rf build', 'edit.md': 'edit NOTES.md' },
     agentd: AGENTD,
     // agentd.path is machine-scoped: a remote VS Code such as code-server reads it from the Machine settings.
     machineSettings: { 'agentd.path': AGENTD },
@@ -120,24 +121,24 @@ test('Send Selection to Agent starts a turn; when the agent turns blocked the ba
   await rowWith('Do you want to proceed?');
 });
 
-test('a notification shows the question with the option buttons', async () => {
+test('a notification shows the question, what it approves and the option buttons', async () => {
   const toast = await wb.notification('Do you want to proceed?');
-  assert.match((await toast.textContent()) ?? '', /Demo agent needs you: Do you want to proceed\?/);
+  assert.match((await toast.textContent()) ?? '', /Demo agent needs you: Do you want to proceed\? — command: touch NOTES\.md/);
   const buttons = (await toast.locator('.monaco-button').allTextContents()).map((t) => t.trim()).filter(Boolean);
   // Long labels are cut on the buttons; the QuickPick shows them whole.
-  assert.deepEqual(buttons, ['Yes', "Yes, and don't ask ag…", 'No, and tell the agen…']);
+  assert.deepEqual(buttons, ['Yes', "Yes, and don't ask…", 'No, and tell the…']);
   await wb.shot('03-blocked-notification');
   await wb.shot('04-sessions-view-blocked', wb.sessionsView());
 });
 
 test('clicking the badge opens the QuickPick of every option; picking Yes answers and the agent goes on', async () => {
   await wb.badge().click();
-  await wb.quickInput().locator('.quick-input-title', { hasText: 'Demo agent: Do you want to proceed?' }).waitFor({ state: 'visible' });
+  await wb.quickInput().locator('.quick-input-title', { hasText: 'Demo agent: Do you want to proceed? — command: touch NOTES.md' }).waitFor({ state: 'visible' });
   const options = await wb.quickItems('Yes');
   assert.equal(options.length, 3, `three options: ${options.join(' | ')}`);
   await wb.shot('05-answer-quickpick');
   await wb.pickQuickItem('Yes');
-  await badgeSays(/1 working/, 5_000);
+  await badgeSays(/1 (working|done)/, 20_000);
   await badgeSays(/1 done/, 20_000);
   // Focus goes back to the badge (and shows its hover); a person would click on into the editor.
   await page.locator('.editor-instance .monaco-editor').first().click();
@@ -166,7 +167,7 @@ test('a second prompt is answered with the notification button', async () => {
   await badgeSays(/1 blocked/, 20_000);
   const toast = await wb.notification('Do you want to proceed?');
   await toast.locator('.monaco-button', { hasText: /^Yes$/ }).click();
-  await badgeSays(/1 (working|done)/, 5_000);
+  await badgeSays(/1 (working|done)/, 20_000);
   await badgeSays(/1 (done|idle)/, 20_000);
 });
 
@@ -179,7 +180,7 @@ test('an answer to a prompt that has gone is reported, not dropped', async () =>
   // The person answers in the terminal while the QuickPick is still open…
   await page.locator('.terminal-wrapper.active .xterm').first().click();
   await page.keyboard.type('1');
-  await badgeSays(/1 (working|done|idle)/, 5_000);
+  await badgeSays(/1 (working|done|idle)/, 20_000);
   // …then picks in the QuickPick (ignoreFocusOut keeps it open): agentd answers -32021.
   await wb.pickQuickItem('Yes');
   const toast = await wb.notification('not typed');
@@ -187,6 +188,58 @@ test('an answer to a prompt that has gone is reported, not dropped', async () =>
   await wb.shot('09-stale-answer');
   await wb.clearNotifications();
   await badgeSays(/1 (done|idle)/, 20_000);
+});
+
+test('a task that names a command: the notification and the Sessions view show that command', async () => {
+  await sendTask('rm.md');
+  await badgeSays(/1 blocked/, 20_000);
+  const toast = await wb.notification('rm -rf build');
+  assert.match((await toast.textContent()) ?? '', /Demo agent needs you: Do you want to proceed\? — command: rm -rf build/);
+  await wb.runCommand('agentd: Focus on Sessions View');
+  await rowWith('command: rm -rf build');
+  await waitFor('the command in the terminal', async () => (await wb.terminalText()).includes('rm -rf build'));
+  await wb.shot('09b-command-notification');
+  await toast.locator('.monaco-button', { hasText: /^Yes$/ }).click();
+  await badgeSays(/1 (working|done)/, 20_000);
+  await badgeSays(/1 (done|idle)/, 20_000);
+  await wb.clearNotifications();
+});
+
+test('an edit: the notification names the file, and "Show Diff" opens the change in a diff editor', async () => {
+  await sendTask('edit.md');
+  await badgeSays(/1 blocked/, 20_000);
+  const toast = await wb.notification('edit: NOTES.md');
+  assert.match((await toast.textContent()) ?? '', /Demo agent needs you: Do you want to proceed\? — edit: NOTES\.md/);
+  const buttons = (await toast.locator('.monaco-button').allTextContents()).map((t) => t.trim()).filter(Boolean);
+  // Four buttons share the row: the long labels are cut shorter, so that none is squeezed to "Y…".
+  assert.deepEqual(buttons, ['Yes', "Yes, and don't…", 'No, and tell…', 'Show Diff']);
+  await rowWith('edit: NOTES.md');
+  await wb.shot('09c-edit-notification');
+  await toast.locator('.monaco-button', { hasText: 'Show Diff' }).click();
+  const diff = page.locator('.editor-instance .monaco-diff-editor').first();
+  await diff.waitFor({ state: 'visible' });
+  const tab = page.locator('.tabs-container .tab.active');
+  assert.match((await tab.textContent()) ?? '', /NOTES\.md: what Demo agent asks to change/);
+  await waitFor('both sides of the change in the diff editor', async () => {
+    const text = await diff.locator('.view-lines').allTextContents();
+    const all = text.join('\n').replace(/\u00a0/g, ' ');
+    return all.includes('TODO: write these notes') && all.includes('Notes kept by the demo agent.');
+  });
+  // The notice closed with the click, and is back while the prompt waits.
+  await wb.notification('edit: NOTES.md');
+  await wb.shot('09d-show-diff');
+  // The QuickPick says what it approves, and has the diff as a title button.
+  await wb.badge().click();
+  await wb.quickInput().locator('.quick-input-title', { hasText: 'Demo agent: Do you want to proceed? — edit: NOTES.md' }).waitFor({ state: 'visible' });
+  await wb.quickInput().locator('.quick-input-titlebar [aria-label="Show Diff"]').first().waitFor({ state: 'visible' });
+  await wb.quickItems('Yes');
+  await wb.shot('09e-answer-quickpick-edit');
+  await wb.pickQuickItem('Yes');
+  await badgeSays(/1 (working|done)/, 20_000);
+  await badgeSays(/1 (done|idle)/, 20_000);
+  await waitFor('the edit reported in the terminal', async () => /Edited NOTES\.md/.test(await wb.terminalText()));
+  await wb.runCommand('View: Close All Editors');
+  await wb.clearNotifications();
 });
 
 test("Kill Session from the row's context menu ends the agent; the row says exited and the badge drops it", async () => {
@@ -239,7 +292,7 @@ test('Reload Window keeps the session: its row comes back blocked, its terminal 
   await wb.badge().click();
   await wb.quickInput().locator('.quick-input-title', { hasText: 'Demo agent 2: Do you want to proceed?' }).waitFor({ state: 'visible' });
   await wb.pickQuickItem('Yes');
-  await badgeSays(/1 (working|done)/, 5_000);
+  await badgeSays(/1 (working|done)/, 20_000);
   await badgeSays(/1 done/, 20_000);
   await waitFor('the finished turn in the reopened terminal', async () => /Added NOTES\.md/.test(await wb.terminalText()));
   await page.locator('.editor-instance .monaco-editor').first().click();

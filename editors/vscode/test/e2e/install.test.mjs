@@ -133,7 +133,7 @@ nodeTest('the .vsix for this platform alone: its agentd runs, Show Version says 
     await wb.badge().click();
     await wb.quickInput().locator('.quick-input-title', { hasText: 'Demo agent: Do you want to proceed?' }).waitFor({ state: 'visible' });
     await wb.pickQuickItem('Yes');
-    await badgeSays(/1 (working|done)/, 5_000);
+    await badgeSays(/1 (working|done)/, 20_000);
     await badgeSays(/1 done/, 20_000);
     await waitFor('the finished turn in the terminal', async () => /Added NOTES\.md/.test(await wb.terminalText()));
     await page.locator('.editor-instance .monaco-editor').first().click();

@@ -266,7 +266,9 @@ export class Workbench {
     const input = this.quickInput().locator('.quick-input-box input');
     await input.waitFor({ state: 'visible' });
     await input.fill(name);
-    await this.quickInput().locator('.monaco-list-row', { hasText: name }).first().waitFor();
+    // Enter opens the row that is active: wait until it is this file's, not
+    // a recently opened one still listed before the filter applies.
+    await waitFor(`quick open to put ${name} first`, async () => ((await this.quickInput().locator('.monaco-list-row.focused').first().textContent({ timeout: 2000 })) ?? '').includes(name), 15_000, 100);
     await input.press('Enter');
     const editor = this.page.locator('.editor-instance .monaco-editor').first();
     await editor.waitFor({ state: 'visible' });

@@ -47,6 +47,8 @@ test('a demo session goes idle → working → blocked (with attention and its p
       ['3', 'No, and tell the agent what to do differently'],
     ],
   );
+  // What it approves: the command its task asked for.
+  assert.deepEqual(blocked.prompt?.subject, { kind: 'command', text: 'touch NOTES.md', detail: 'touch NOTES.md' });
   const listed = (await client.list()).find((x) => x.sessionId === s.sessionId);
   assert.equal(listed?.state, 'blocked');
   assert.equal(listed?.prompt?.promptId, blocked.prompt?.promptId);
@@ -67,6 +69,19 @@ test('a demo session goes idle → working → blocked (with attention and its p
 
   await client.seen(s.sessionId);
   await states.waitFor(s.sessionId, 'idle');
+  await client.kill({ sessionId: s.sessionId });
+});
+
+test('an edit prompt carries its subject: the file, and the change as diff rows', async () => {
+  const s = await client.spawn({ argv: demoArgv(), cwd: os.tmpdir() });
+  await states.waitFor(s.sessionId, 'idle');
+  await client.send({ sessionId: s.sessionId, text: 'edit NOTES.md', submit: true });
+  const blocked = await states.waitFor(s.sessionId, 'blocked');
+  assert.deepEqual(blocked.prompt?.subject, {
+    kind: 'edit',
+    text: 'NOTES.md',
+    detail: ' # NOTES.md\n-TODO: write these notes\n+Notes kept by the demo agent.\n+(demo: nothing is written)\n See README.md for the rest.',
+  });
   await client.kill({ sessionId: s.sessionId });
 });
 

@@ -50,6 +50,26 @@ export class MarkdownString {
   }
 }
 
+/** Enough of vscode.Uri for virtual documents: scheme and path, printed as scheme:path. */
+export class Uri {
+  private constructor(
+    readonly scheme: string,
+    readonly path: string,
+  ) {}
+  static from(c: { scheme: string; path?: string }): Uri {
+    return new Uri(c.scheme, c.path ?? '');
+  }
+  toString(): string {
+    return `${this.scheme}:${encodeURI(this.path)}`;
+  }
+}
+
+/** A text document opened from a content provider. */
+export interface FakeDocument {
+  uri: Uri;
+  getText(): string;
+}
+
 export enum TreeItemCollapsibleState {
   None = 0,
   Collapsed = 1,
@@ -109,6 +129,15 @@ export class FakeStatusBarItem {
 export class FakeQuickPick<T extends { label: string }> {
   title = '';
   placeholder = '';
+  buttons: Array<{ tooltip?: string; iconPath?: ThemeIcon }> = [];
+  private buttonE = new EventEmitter<{ tooltip?: string }>();
+  onDidTriggerButton = this.buttonE.event;
+  /** The person clicks the title button whose tooltip starts with `tooltip`. */
+  trigger(tooltip: string): void {
+    const b = this.buttons.find((x) => x.tooltip?.startsWith(tooltip));
+    if (!b) throw new Error(`no button "${tooltip}" in ${this.buttons.map((x) => x.tooltip).join(' | ')}`);
+    this.buttonE.fire(b);
+  }
   ignoreFocusOut = false;
   matchOnDescription = false;
   items: T[] = [];
@@ -165,6 +194,10 @@ export const fake = {
   terminals: [] as FakeTerminal[],
   commandsRun: [] as Array<{ id: string; args: unknown[] }>,
   config: {} as Record<string, unknown>,
+  /** registerTextDocumentContentProvider's providers, by scheme. */
+  providers: new Map<string, { provideTextDocumentContent(uri: Uri): string }>(),
+  /** Documents shown with showTextDocument. */
+  documents: [] as Array<{ doc: FakeDocument; options: unknown }>,
   /** Chooses the button of a message; default: none (dismissed). */
   onMessage: (_m: Shown): string | undefined => undefined,
   /** Called when a QuickPick opens; the test picks in it. */
@@ -179,6 +212,7 @@ export const fake = {
     this.terminals = [];
     this.commandsRun = [];
     this.config = {};
+    this.documents = [];
     this.onMessage = () => undefined;
     this.onQuickPick = () => undefined;
     this.onShowQuickPick = (items) => items[0];
@@ -200,6 +234,7 @@ const windowStateChanged = new EventEmitter<{ focused: boolean }>();
 export const vscode = {
   version: '1.90.0-fake',
   EventEmitter,
+  Uri,
   ThemeColor,
   ThemeIcon,
   MarkdownString,
@@ -231,6 +266,10 @@ export const vscode = {
     createQuickPick: () => new FakeQuickPick(),
     showQuickPick: async <T>(items: T[]) => fake.onShowQuickPick(items),
     showInputBox: async () => undefined,
+    showTextDocument: async (doc: FakeDocument, options: unknown) => {
+      fake.documents.push({ doc, options });
+      return {};
+    },
     createOutputChannel: () => ({ appendLine() {}, append() {}, show() {}, dispose() {} }),
     createTerminal: (options: FakeTerminal['options']) => {
       const t = new FakeTerminal(options);
@@ -252,6 +291,15 @@ export const vscode = {
     workspaceFolders: undefined,
     getConfiguration: () => ({ get: (k: string) => fake.config[k] }),
     onDidChangeConfiguration: () => ({ dispose() {} }),
+    registerTextDocumentContentProvider: (scheme: string, provider: { provideTextDocumentContent(uri: Uri): string }) => {
+      fake.providers.set(scheme, provider);
+      return { dispose: () => fake.providers.delete(scheme) };
+    },
+    openTextDocument: async (uri: Uri): Promise<FakeDocument> => {
+      const provider = fake.providers.get(uri.scheme);
+      if (!provider) throw new Error(`no content provider for ${uri.scheme}`);
+      return { uri, getText: () => provider.provideTextDocumentContent(uri) };
+    },
   },
   /** Test hook: the window gains or loses the focus. */
   _setWindowFocus(focused: boolean): void {

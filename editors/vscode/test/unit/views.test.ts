@@ -8,7 +8,7 @@ import * as path from 'path';
 
 import { Prompt, Session } from '../../src/protocol';
 import { SessionStore } from '../../src/sessions';
-import { contextValue, questionItem, sessionItem, SessionsView } from '../../src/sessions_view';
+import { contextValue, questionItem, sessionItem, SessionsView, subjectItem } from '../../src/sessions_view';
 import { StatusDisplay } from '../../src/status_display';
 import { Status } from '../../src/supervisor';
 
@@ -41,6 +41,11 @@ test('the badge counts sessions, turns warning-coloured while one is blocked, an
   assert.equal((item.backgroundColor as ThemeColor).id, 'statusBarItem.warningBackground');
   assert.equal((item.command as { command: string }).command, 'agentd.answerLongestWaiting');
   assert.match((item.tooltip as { value: string }).value, /Agent s2: blocked 12s: Do you want to proceed\?/);
+  // With what it approves, escaped: the badge's tooltip is trusted markdown (it has icons and command links).
+  store.upsert(session('s3', 'blocked', { prompt: { ...prompt, subject: { kind: 'command', text: '[run](command:workbench.action.terminal.new) `rm` <b>x</b>' } } }));
+  const tip = (item.tooltip as { value: string }).value;
+  assert.ok(tip.includes('Agent s3: blocked 12s: Do you want to proceed? — command\\: \\[run\\]\\(command\\:workbench\\.action\\.terminal\\.new\\) \\`rm\\` \\<b\\>x\\</b\\>'), tip);
+  store.remove('s3');
   store.applyState({ sessionId: 's2', agent: 'claude', state: 'working', previous: 'blocked', stateSource: 'screen', reason: 'r', since: new Date().toISOString(), attention: false });
   assert.equal(item.text, '$(sync~spin) 2 working');
   assert.equal(item.backgroundColor, undefined);
@@ -87,6 +92,10 @@ test('a Sessions row: agent icon coloured by state, name, state and how long; a 
     ['s1', 's2'],
   );
   assert.deepEqual(view.getChildren({ sessionId: 's1' }), [{ sessionId: 's1', question: true }]);
+  // With a subject, a row for it under the question.
+  store.upsert(session('s1', 'blocked', { name: 'Claude Code', prompt: { ...prompt, subject: { kind: 'command', text: 'rm -rf build' } } }));
+  assert.deepEqual(view.getChildren({ sessionId: 's1' }), [{ sessionId: 's1', question: true }, { sessionId: 's1', subject: true }]);
+  assert.deepEqual(view.getParent({ sessionId: 's1', subject: true }), { sessionId: 's1' });
   assert.deepEqual(view.getChildren({ sessionId: 's2' }), []);
   // An ACP session has no terminal: its blocked row answers its prompt.
   const acp = sessionItem(session('s4', 'blocked', { prompt, agentInfo: { name: 'Copilot', title: 'Copilot', version: '1.0.102' } }));
@@ -95,6 +104,36 @@ test('a Sessions row: agent icon coloured by state, name, state and how long; a 
   assert.equal(exited.description, 'exited (SIGHUP) · 12s');
   assert.equal(exited.command, undefined);
   view.dispose();
+});
+
+test('the subject row: what the prompt approves, its kind, and a click that opens the diff when there is one', () => {
+  const edit = subjectItem(session('s1', 'blocked', { prompt: { ...prompt, subject: { kind: 'edit', text: 'src/app.ts', detail: '--- src/app.ts\n+++ src/app.ts\n@@ -1 +1 @@\n-a\n+b\n' } } }));
+  assert.equal(edit.label, 'src/app.ts');
+  assert.equal(edit.description, 'edit');
+  assert.equal((edit.iconPath as ThemeIcon).id, 'diff');
+  assert.equal(edit.command?.command, 'agentd.showSubject');
+  assert.deepEqual(edit.command?.arguments, [{ sessionId: 's1' }]);
+  assert.equal(edit.contextValue, 'subject subject-more');
+  const tip = (edit.tooltip as { value: string }).value;
+  assert.ok(tip.includes('\n```diff\n--- src/app.ts\n+++ src/app.ts\n@@ -1 +1 @@\n-a\n+b\n'), tip);
+  assert.ok(tip.includes('Click: Show Diff'), tip);
+
+  const cmd = subjectItem(session('s1', 'blocked', { prompt: { ...prompt, subject: { kind: 'command', text: 'rm -rf build', detail: 'rm -rf build', truncated: true } } }));
+  assert.equal(cmd.label, 'rm -rf build');
+  assert.equal(cmd.description, 'command (cut)');
+  assert.equal(cmd.command?.command, 'agentd.answerPrompt');
+  assert.equal(cmd.contextValue, 'subject');
+
+  const unread = subjectItem(session('s1', 'blocked', { prompt: { ...prompt, subject: { kind: 'other', text: '', truncated: true } } }));
+  assert.equal(unread.label, 'agentd could not read what it approves');
+  assert.equal(unread.description, 'see the terminal');
+  assert.equal(unread.command?.command, 'agentd.openTerminal');
+
+  // A hostile subject in the session row's markdown tooltip: escaped, its rows fenced so they cannot close the fence.
+  const hostile = sessionItem(session('s1', 'blocked', { prompt: { ...prompt, subject: { kind: 'command', text: '<img src=x onerror=alert(1)> [a](command:x)', detail: 'echo ```\n[a](command:x)\nline 3' } } }));
+  const md = (hostile.tooltip as { value: string }).value;
+  assert.ok(md.includes('\\<img src=x onerror=alert\\(1\\)\\> \\[a\\]\\(command\\:x\\)'), md);
+  assert.ok(md.includes('\n````sh\necho ```\n[a](command:x)\nline 3\n````\n'), md);
 });
 
 test('the context menus of package.json match the rows they are meant for', () => {
