@@ -88,11 +88,13 @@ try {
     if (await phone.page.evaluate(() => document.cookie.includes('agentd_web'))) throw new Error('the cookie is readable from script');
   });
 
-  await step('phone: both sessions are listed as blocked, with the question', async () => {
+  await step('phone: both sessions are listed as blocked, with what each approves', async () => {
     for (const id of [DEMO, CLAUDE]) {
       await card(phone.page, id).locator('.badge', { hasText: 'blocked' }).waitFor();
     }
-    await card(phone.page, CLAUDE).locator('.q', { hasText: 'Do you want to proceed?' }).waitFor();
+    // The list names what a prompt approves where it reads one (its
+    // question otherwise): Claude's Bash prompt, its command.
+    await card(phone.page, CLAUDE).locator('.q.subj', { hasText: 'command: touch from-the-phone.txt' }).waitFor();
     await shot(phone.page, 'phone-390x844-list.png');
   });
 
