@@ -255,7 +255,17 @@ func (rc *regionCache) styles(name string) []string {
 		return nil
 	}
 	start, end := r.bounds(rc.s)
-	return rc.s.Styles[start:end]
+	styles := rc.s.Styles[start:end]
+	if col := r.sidebarCol(rc.s.Cols, rc.s.Lines[start:end]); col >= 0 {
+		cut := make([]string, len(styles))
+		for i, st := range styles {
+			head := cutAt(rc.s.Lines[start+i], col)
+			n := utf8.RuneCountInString(strings.TrimRight(head, " "))
+			cut[i] = st[:min(n, len(st))]
+		}
+		styles = cut
+	}
+	return styles
 }
 
 func (rc *regionCache) text(name string) string {
@@ -302,7 +312,60 @@ func (r *Region) rows(s Screen) []string {
 		return []string{s.Progress.String()}
 	}
 	start, end := r.bounds(s)
-	return s.Lines[start:end]
+	rows := s.Lines[start:end]
+	if col := r.sidebarCol(s.Cols, rows); col >= 0 {
+		cut := make([]string, len(rows))
+		for i, row := range rows {
+			head := cutAt(row, col)
+			cut[i] = strings.TrimRight(head, " ")
+		}
+		rows = cut
+	}
+	return rows
+}
+
+// sidebarCol is the column where the region's sidebar starts on a screen
+// cols wide, or -1 where it has none: narrower than SidebarWider, or a row
+// with something in the sidebar's two-column margin (a menu's hints run
+// across it where the agent drew no sidebar).
+func (r *Region) sidebarCol(cols int, rows []string) int {
+	if r.Sidebar <= 0 || cols <= r.SidebarWider || cols <= r.Sidebar {
+		return -1
+	}
+	col := cols - r.Sidebar
+	for _, row := range rows {
+		head := cutAt(row, col)
+		if margin := cutAt(row[len(head):], 2); strings.TrimSpace(margin) != "" {
+			return -1
+		}
+	}
+	return col
+}
+
+// cutAt is row up to column col: the glyphs that start left of it.
+func cutAt(row string, col int) string {
+	w := 0
+	for i, c := range row {
+		if w >= col {
+			return row[:i]
+		}
+		w += runeWidth(c)
+	}
+	return row
+}
+
+// runeWidth is how many columns c takes on a terminal: 2 for East Asian
+// wide and emoji glyphs, else 1 (near enough the emulator's go-runewidth
+// for telling where a column is).
+func runeWidth(c rune) int {
+	switch {
+	case c >= 0x1100 && c <= 0x115f, c >= 0x2e80 && c <= 0xa4cf && c != 0x303f,
+		c >= 0xac00 && c <= 0xd7a3, c >= 0xf900 && c <= 0xfaff, c >= 0xfe30 && c <= 0xfe4f,
+		c >= 0xff00 && c <= 0xff60, c >= 0xffe0 && c <= 0xffe6, c >= 0x1f300 && c <= 0x1f64f,
+		c >= 0x1f900 && c <= 0x1f9ff, c >= 0x20000 && c <= 0x3fffd:
+		return 2
+	}
+	return 1
 }
 
 // bounds is where the region's rows are in s.Lines.
@@ -579,6 +642,13 @@ func (p *PromptParser) questionRow(rows []string) (row int, inline bool) {
 	}
 	if last < 0 {
 		return -1, false
+	}
+	if p.HeadFirst {
+		for i := 0; i < last; i++ {
+			if !p.option.MatchString(rows[i]) && p.pick(rows[i]) != "" {
+				return i, false
+			}
+		}
 	}
 	for i := last - 1; i >= 0; i-- {
 		if !p.option.MatchString(rows[i]) && p.pick(rows[i]) != "" {

@@ -51,7 +51,8 @@ type SubjectReader struct {
 	Kind string `toml:"kind"`
 	// When matches the row that says this reader applies ("Bash command",
 	// "Would you like to run the following command?"): the last such row
-	// above the menu. Reading starts there.
+	// above the menu (the first with the parser's HeadFirst). Reading
+	// starts there.
 	When string `toml:"when"`
 	// Text matches the row holding the one-line text, searched from the
 	// When row down to the menu; its group "text" (else its first group,
@@ -59,8 +60,10 @@ type SubjectReader struct {
 	// on one line.
 	Text string `toml:"text"`
 	// From starts the detail below the first row matching it after When;
-	// First starts it at that row. Without either there is a detail only
-	// when there is no Text: the rows below When.
+	// First starts it at that row, whose content is First's group "line"
+	// where it has one ("$ " left out of a command's first row only).
+	// Without either there is a detail only when there is no Text: the
+	// rows below When.
 	From  string `toml:"from"`
 	First string `toml:"first"`
 	// To ends the detail above the first row matching it; the detail ends
@@ -73,8 +76,13 @@ type SubjectReader struct {
 	// Elided matches a row that says the agent left rows out ("… +12
 	// lines"): the subject is then Truncated.
 	Elided string `toml:"elided"`
+	// Clipped is matched against the rows from the When row to the end of
+	// the region, joined by newlines (multi-line mode): where it matches,
+	// the agent's box is full and may have cut the subject off without a
+	// word, so it is Truncated.
+	Clipped string `toml:"clipped"`
 
-	when, text, from, first, to, line, elided *regexp.Regexp
+	when, text, from, first, to, line, elided, clipped *regexp.Regexp
 }
 
 func (sr *SubjectReader) compile() error {
@@ -94,8 +102,13 @@ func (sr *SubjectReader) compile() error {
 	}{
 		{"when", sr.When, &sr.when}, {"text", sr.Text, &sr.text}, {"from", sr.From, &sr.from},
 		{"first", sr.First, &sr.first}, {"to", sr.To, &sr.to}, {"line", sr.Line, &sr.line}, {"elided", sr.Elided, &sr.elided},
+		{"clipped", sr.Clipped, &sr.clipped},
 	} {
-		re, err := compileRow(f.src)
+		comp := compileRow
+		if f.name == "clipped" {
+			comp = compileOne // a pattern over several rows
+		}
+		re, err := comp(f.src)
 		if err != nil {
 			return fmt.Errorf("%s: %v", f.name, err)
 		}
@@ -105,14 +118,17 @@ func (sr *SubjectReader) compile() error {
 }
 
 // read reads the subject from rows, where menu is the first option row
-// (len(rows) when none) and question the question row (-1 when none). ok
-// is false when the reader's When row is not there.
-func (sr *SubjectReader) read(rows []string, question, menu int) (Subject, bool) {
+// (len(rows) when none) and question the question row (-1 when none);
+// headFirst takes the first When row, not the last. ok is false when the
+// reader's When row is not there, or it reads nothing.
+func (sr *SubjectReader) read(rows []string, question, menu int, headFirst bool) (Subject, bool) {
 	at := -1
 	for i := menu - 1; i >= 0; i-- {
 		if sr.when.MatchString(rows[i]) {
 			at = i
-			break
+			if !headFirst {
+				break
+			}
 		}
 	}
 	if at < 0 {
@@ -158,7 +174,9 @@ func (sr *SubjectReader) read(rows []string, question, menu int) (Subject, bool)
 				sub.Truncated = true
 				continue
 			}
-			if sr.line != nil && strings.TrimSpace(row) != "" {
+			if i == start && sr.first != nil && sr.first.SubexpIndex("line") > 0 {
+				row, _ = lineGroup(sr.first, row)
+			} else if sr.line != nil && strings.TrimSpace(row) != "" {
 				l, ok := lineGroup(sr.line, row)
 				if !ok {
 					break
@@ -176,6 +194,14 @@ func (sr *SubjectReader) read(rows []string, question, menu int) (Subject, bool)
 			sub.Text = strings.Join(strings.Fields(sub.Detail), " ")
 		}
 	}
+	if sub.Text == "" && sub.Detail == "" {
+		// Its head without its body (drawn before the agent knew the
+		// command): nothing read, so the next reader is tried.
+		return Subject{}, false
+	}
+	if sr.clipped != nil && sr.clipped.MatchString(strings.Join(rows[at:], "\n")) {
+		sub.Truncated = true
+	}
 	return sub, true
 }
 
@@ -184,7 +210,7 @@ func (sr *SubjectReader) read(rows []string, question, menu int) (Subject, bool)
 // the first option row.
 func (p *PromptParser) subject(rows []string, question, menu int) *Subject {
 	for i := range p.Subject {
-		if sub, ok := p.Subject[i].read(rows, question, menu); ok {
+		if sub, ok := p.Subject[i].read(rows, question, menu, p.HeadFirst); ok {
 			sub.reader = fmt.Sprintf("%s.subject[%d]", p.name, i+1)
 			return &sub
 		}
