@@ -254,18 +254,9 @@ func (rc *regionCache) styles(name string) []string {
 	if r.Source == "title" || r.Source == "progress" {
 		return nil
 	}
-	start, end := r.bounds(rc.s)
-	styles := rc.s.Styles[start:end]
-	if col := r.sidebarCol(rc.s.Cols, rc.s.Lines[start:end]); col >= 0 {
-		cut := make([]string, len(styles))
-		for i, st := range styles {
-			head := cutAt(rc.s.Lines[start+i], col)
-			n := utf8.RuneCountInString(strings.TrimRight(head, " "))
-			cut[i] = st[:min(n, len(st))]
-		}
-		styles = cut
-	}
-	return styles
+	s := r.withoutSidebar(rc.s)
+	start, end := r.bounds(s)
+	return s.Styles[start:end]
 }
 
 func (rc *regionCache) text(name string) string {
@@ -311,35 +302,40 @@ func (r *Region) rows(s Screen) []string {
 	case "progress":
 		return []string{s.Progress.String()}
 	}
+	s = r.withoutSidebar(s)
 	start, end := r.bounds(s)
-	rows := s.Lines[start:end]
-	if col := r.sidebarCol(s.Cols, rows); col >= 0 {
-		cut := make([]string, len(rows))
-		for i, row := range rows {
-			head := cutAt(row, col)
-			cut[i] = strings.TrimRight(head, " ")
-		}
-		rows = cut
-	}
-	return rows
+	return s.Lines[start:end]
 }
 
-// sidebarCol is the column where the region's sidebar starts on a screen
-// cols wide, or -1 where it has none: narrower than SidebarWider, or a row
-// with something in the sidebar's two-column margin (a menu's hints run
-// across it where the agent drew no sidebar).
-func (r *Region) sidebarCol(cols int, rows []string) int {
-	if r.Sidebar <= 0 || cols <= r.SidebarWider || cols <= r.Sidebar {
-		return -1
+// withoutSidebar is s with the region's sidebar left out of every row
+// (and its styles), where the screen has one: wider than SidebarWider,
+// every row blank in the sidebar's two-column margin (a menu's hints run
+// across it where the agent drew no sidebar). The rows are cut before the
+// region is chosen, so a row that held only the sidebar's words is empty.
+func (r *Region) withoutSidebar(s Screen) Screen {
+	if r.Sidebar <= 0 || s.Cols <= r.SidebarWider || s.Cols <= r.Sidebar {
+		return s
 	}
-	col := cols - r.Sidebar
-	for _, row := range rows {
+	col := s.Cols - r.Sidebar
+	for _, row := range s.Lines {
 		head := cutAt(row, col)
 		if margin := cutAt(row[len(head):], 2); strings.TrimSpace(margin) != "" {
-			return -1
+			return s
 		}
 	}
-	return col
+	lines := make([]string, len(s.Lines))
+	var styles []string
+	if len(s.Styles) == len(s.Lines) {
+		styles = make([]string, len(s.Lines))
+	}
+	for i, row := range s.Lines {
+		lines[i] = strings.TrimRight(cutAt(row, col), " ")
+		if styles != nil {
+			styles[i] = s.Styles[i][:min(utf8.RuneCountInString(lines[i]), len(s.Styles[i]))]
+		}
+	}
+	s.Lines, s.Styles = lines, styles
+	return s
 }
 
 // cutAt is row up to column col: the glyphs that start left of it.

@@ -154,10 +154,10 @@ type Region struct {
 	// Before ends the region above the first row matching it (after After).
 	Before string `toml:"before"`
 	// Sidebar, on a screen wider than SidebarWider columns, is the width
-	// of a sidebar the agent draws at the right of every row: where the
-	// region's rows are all blank in its first two columns (its margin),
-	// those columns and the rest of each row are left out, so the
-	// sidebar's words never join a row's text.
+	// of a sidebar the agent draws at the right of every row: where every
+	// row of the screen is blank in its first two columns (its margin),
+	// those columns and the rest of each row are left out before the
+	// region is chosen, so the sidebar's words never join a row's text.
 	Sidebar      int `toml:"sidebar"`
 	SidebarWider int `toml:"sidebar_wider"`
 

@@ -277,3 +277,28 @@ func TestSidebarLeftOut(t *testing.T) {
 		"  ┃  $ "+long, "  ┃", pad("  ┃   Allow once   Reject", 150)+"ctrl+f fullscreen  ⇆ select  enter confirm")
 	checkSubjectIs(t, p.Subject, detect.Subject{Kind: "command", Text: long, Detail: long})
 }
+
+// A row that holds only the sidebar's words is empty once the sidebar is
+// left out: it does not count among a region's bottom rows.
+func TestSidebarRowsAreEmpty(t *testing.T) {
+	m, err := detect.ParseManifest("tail.toml", []byte(`name = "tail"
+[[region]]
+name = "tail"
+bottom = 2
+sidebar = 42
+sidebar_wider = 120
+[[rule]]
+id = "done"
+state = "done"
+region = "tail"
+match = ['^▣ done\n(?: *\n)* *> *$']
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	side := strings.Repeat(" ", 160)
+	s := detect.ScreenFromText(strings.Join([]string{"▣ done", side + "LSP", side + "Memory", " >" + strings.Repeat(" ", 158) + "• Kilo 7.7.9"}, "\n"), 200, 10)
+	if v := m.Classify(s); v.State != detect.StateDone {
+		t.Fatalf("verdict %s (%s), want done: the sidebar's rows counted among the last two", v.State, v.Reason)
+	}
+}
