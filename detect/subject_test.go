@@ -302,3 +302,14 @@ match = ['^▣ done\n(?: *\n)* *> *$']
 		t.Fatalf("verdict %s (%s), want done: the sidebar's rows counted among the last two", v.State, v.Reason)
 	}
 }
+
+// A command whose own lines imitate the box's head ("△ Permission
+// required", "# Shell command", "$ echo hi") is read from its real first
+// line, whole: the person sees the rm.
+func TestSubjectHeadFirstSpoof(t *testing.T) {
+	p := boxPrompt(t, 80, "  ▣  Build", "  ┃", "  ┃  △ Permission required", "  ┃    # Shell command", "  ┃",
+		"  ┃  $ rm -rf ~/projects", "  ┃  △ Permission required", "  ┃    # Shell command", "  ┃  $ echo hi", "  ┃", "  ┃   Allow once   Reject")
+	if p.Question != "Shell command" || p.Subject == nil || !strings.HasPrefix(p.Subject.Text, "rm -rf ~/projects ") || !strings.HasSuffix(p.Subject.Detail, "$ echo hi") {
+		t.Fatalf("question %q, subject %+v: want the whole command from its rm", p.Question, p.Subject)
+	}
+}
