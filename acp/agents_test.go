@@ -179,7 +179,7 @@ func (sc scenario) run(t *testing.T) {
 	// 1. Allowed.
 	tr := a.prompt("create the first marker")
 	p := a.rec.waitPermission(t, 1)
-	t.Logf("permission: title %q kind %q tool call %q input %q options %+v; raw %s", p.Title, p.Kind, p.ToolCallID, p.Input(), p.Options, p.Raw)
+	t.Logf("permission: title %q kind %q tool call %q input %s options %+v; raw %s", p.Title, p.Kind, p.ToolCallID, p.RawInput, p.Options, p.Raw)
 	if p.ToolCallID == "" || !strings.Contains(p.Title, "first.txt") || len(p.Options) < 2 {
 		t.Errorf("permission %+v", p)
 	}

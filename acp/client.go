@@ -639,6 +639,24 @@ type location struct {
 	Path string `json:"path"`
 }
 
+// diffs are the "diff" items of a tool call's content.
+func diffs(content json.RawMessage) []Diff {
+	var items []struct {
+		Type string `json:"type"`
+		Diff
+	}
+	if len(content) == 0 || json.Unmarshal(content, &items) != nil {
+		return nil
+	}
+	var out []Diff
+	for _, it := range items {
+		if it.Type == "diff" && it.Path != "" {
+			out = append(out, it.Diff)
+		}
+	}
+	return out
+}
+
 func paths(ls []location) []string {
 	var out []string
 	for _, l := range ls {
@@ -708,6 +726,9 @@ func (c *Client) mergeTool(w wireUpdate) (*ToolCall, bool) {
 	if p := paths(w.Locations); len(p) > 0 {
 		t.Paths = p
 	}
+	if d := diffs(w.Content); len(d) > 0 {
+		t.Diffs = d
+	}
 	cp := *t
 	return &cp, !ok
 }
@@ -722,6 +743,7 @@ func (c *Client) onPermission(id jsonrpc2.ID, params json.RawMessage) {
 			Kind       *string         `json:"kind"`
 			RawInput   json.RawMessage `json:"rawInput"`
 			Locations  []location      `json:"locations"`
+			Content    json.RawMessage `json:"content"`
 		} `json:"toolCall"`
 	}
 	if err := json.Unmarshal(params, &r); err != nil {
@@ -739,7 +761,10 @@ func (c *Client) onPermission(id jsonrpc2.ID, params json.RawMessage) {
 			Since:      time.Now(),
 		}
 		if t := c.tools[p.ToolCallID]; t != nil {
-			p.Title, p.Kind, p.RawInput, p.Paths = t.Title, t.Kind, t.RawInput, t.Paths
+			p.Title, p.Kind, p.RawInput, p.Paths, p.Diffs = t.Title, t.Kind, t.RawInput, t.Paths, t.Diffs
+		}
+		if d := diffs(r.ToolCall.Content); len(d) > 0 {
+			p.Diffs = d
 		}
 		if raw := r.ToolCall.RawInput; len(raw) > 0 && string(raw) != "null" {
 			p.RawInput = raw

@@ -89,6 +89,16 @@ type ToolCall struct {
 	// path, a URL…), and Paths the files its "locations" name.
 	RawInput json.RawMessage
 	Paths    []string
+	// Diffs are the file changes its content shows.
+	Diffs []Diff
+}
+
+// Diff is a tool call's proposed change to one file (ACP's "diff"
+// content): OldText is empty for a new file.
+type Diff struct {
+	Path    string `json:"path"`
+	OldText string `json:"oldText"`
+	NewText string `json:"newText"`
 }
 
 // Permission is a session/request_permission the agent is waiting on.
@@ -107,6 +117,7 @@ type Permission struct {
 	// request or the call's earlier updates (see ToolCall).
 	RawInput json.RawMessage
 	Paths    []string
+	Diffs    []Diff
 	// Options are the agent's own choices, in its order. Answer with one
 	// of their IDs; never assume particular IDs (every agent names its own).
 	Options []Option

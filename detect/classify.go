@@ -557,7 +557,7 @@ func (p *PromptParser) extract(rows, styles []string, cols int) *Prompt {
 		anySelected = anySelected || o.Selected
 	}
 	pr.Positional = tmpl.positional() && !anySelected
-	pr.Subject = p.subject(rows, qRow, menu)
+	pr.Subject = p.subject(rows, qRow, menu, cols)
 	pr.Seal()
 	return pr
 }

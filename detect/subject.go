@@ -59,11 +59,19 @@ type SubjectReader struct {
 	// else the whole match) is the text. Without it the text is the detail
 	// on one line.
 	Text string `toml:"text"`
+	// Wrap matches a row continuing the text where the agent wrapped it (a
+	// URL broken at the screen's edge): its group "wrap" (else its first
+	// group) is added to the text, with no space where the text is one
+	// word, else after one. A row continues it only while the row above
+	// was too full for its first word.
+	Wrap string `toml:"wrap"`
 	// From starts the detail below the first row matching it after When;
 	// First starts it at that row, whose content is First's group "line"
-	// where it has one ("$ " left out of a command's first row only).
-	// Without either there is a detail only when there is no Text: the
-	// rows below When.
+	// where it has one ("$ " left out of a command's first row only). A
+	// reader with either whose row is not there does not apply (the next
+	// is tried): two layouts under one heading are told apart so. Without
+	// either there is a detail only when there is no Text: the rows below
+	// When.
 	From  string `toml:"from"`
 	First string `toml:"first"`
 	// To ends the detail above the first row matching it; the detail ends
@@ -76,13 +84,17 @@ type SubjectReader struct {
 	// Elided matches a row that says the agent left rows out ("… +12
 	// lines"): the subject is then Truncated.
 	Elided string `toml:"elided"`
+	// Partial says the reader reads what is left of a prompt whose head
+	// is off the screen (a file named by the question under a diff that
+	// does not fit): what it reads is always Truncated.
+	Partial bool `toml:"partial"`
 	// Clipped is matched against the rows from the When row to the end of
 	// the region, joined by newlines (multi-line mode): where it matches,
 	// the agent's box is full and may have cut the subject off without a
 	// word, so it is Truncated.
 	Clipped string `toml:"clipped"`
 
-	when, text, from, first, to, line, elided, clipped *regexp.Regexp
+	when, text, wrap, from, first, to, line, elided, clipped *regexp.Regexp
 }
 
 func (sr *SubjectReader) compile() error {
@@ -92,6 +104,9 @@ func (sr *SubjectReader) compile() error {
 	if sr.When == "" {
 		return fmt.Errorf("missing when pattern")
 	}
+	if sr.Wrap != "" && sr.Text == "" {
+		return fmt.Errorf("wrap without text: it continues the text's row")
+	}
 	if sr.From != "" && sr.First != "" {
 		return fmt.Errorf("from and first both set: the detail starts below one row or at it")
 	}
@@ -100,7 +115,7 @@ func (sr *SubjectReader) compile() error {
 		src  string
 		re   **regexp.Regexp
 	}{
-		{"when", sr.When, &sr.when}, {"text", sr.Text, &sr.text}, {"from", sr.From, &sr.from},
+		{"when", sr.When, &sr.when}, {"text", sr.Text, &sr.text}, {"wrap", sr.Wrap, &sr.wrap}, {"from", sr.From, &sr.from},
 		{"first", sr.First, &sr.first}, {"to", sr.To, &sr.to}, {"line", sr.Line, &sr.line}, {"elided", sr.Elided, &sr.elided},
 		{"clipped", sr.Clipped, &sr.clipped},
 	} {
@@ -117,11 +132,12 @@ func (sr *SubjectReader) compile() error {
 	return nil
 }
 
-// read reads the subject from rows, where menu is the first option row
-// (len(rows) when none) and question the question row (-1 when none);
-// headFirst takes the first When row, not the last. ok is false when the
-// reader's When row is not there, or it reads nothing.
-func (sr *SubjectReader) read(rows []string, question, menu int, headFirst bool) (Subject, bool) {
+// read reads the subject from rows of a screen cols wide, where menu is
+// the first option row (len(rows) when none) and question the question row
+// (-1 when none); headFirst takes the first When row, not the last. ok is
+// false when the reader's When row, or its From or First row, is not
+// there, or it reads nothing.
+func (sr *SubjectReader) read(rows []string, question, menu, cols int, headFirst bool) (Subject, bool) {
 	at := -1
 	for i := menu - 1; i >= 0; i-- {
 		if sr.when.MatchString(rows[i]) {
@@ -138,11 +154,11 @@ func (sr *SubjectReader) read(rows []string, question, menu int, headFirst bool)
 	if question > at && question < end {
 		end = question
 	}
-	sub := Subject{Kind: sr.Kind}
+	sub := Subject{Kind: sr.Kind, Truncated: sr.Partial}
 	if sr.text != nil {
 		for i := at; i < end; i++ {
 			if t, ok := group(sr.text, rows[i], "text"); ok {
-				sub.Text = t
+				sub.Text = t + sr.wrapped(rows[i+1:end], rows[i], cols, !strings.ContainsAny(t, " \t"))
 				break
 			}
 		}
@@ -163,6 +179,9 @@ func (sr *SubjectReader) read(rows []string, question, menu int, headFirst bool)
 	case sr.text == nil:
 		start = at + 1
 	}
+	if start < 0 && (sr.from != nil || sr.first != nil) {
+		return Subject{}, false
+	}
 	if start >= 0 {
 		var lines []string
 		for i := start; i < end; i++ {
@@ -175,9 +194,10 @@ func (sr *SubjectReader) read(rows []string, question, menu int, headFirst bool)
 				continue
 			}
 			if i == start && sr.first != nil && sr.first.SubexpIndex("line") > 0 {
-				row, _ = lineGroup(sr.first, row)
+				row, _ = groupRaw(sr.first, row, "line")
 			} else if sr.line != nil && strings.TrimSpace(row) != "" {
-				l, ok := lineGroup(sr.line, row)
+				// Untrimmed: a command's own indentation is kept.
+				l, ok := groupRaw(sr.line, row, "line")
 				if !ok {
 					break
 				}
@@ -205,12 +225,40 @@ func (sr *SubjectReader) read(rows []string, question, menu int, headFirst bool)
 	return sub, true
 }
 
-// subject is what the prompt in rows asks to approve: the first reader's
-// that finds its row, or nil. question is the question row (-1: none), menu
-// the first option row.
-func (p *PromptParser) subject(rows []string, question, menu int) *Subject {
+// wrapped is the rest of a text whose row, prev, the agent wrapped onto
+// the rows below: each row Wrap matches while the row above it was too
+// full for its first word. oneWord: the text is one word broken inside (a
+// URL), so the pieces join without a space.
+func (sr *SubjectReader) wrapped(below []string, prev string, cols int, oneWord bool) string {
+	if sr.wrap == nil {
+		return ""
+	}
+	var rest strings.Builder
+	for _, row := range below {
+		for _, stop := range []*regexp.Regexp{sr.from, sr.first, sr.to, sr.elided} {
+			if stop != nil && stop.MatchString(row) {
+				return rest.String()
+			}
+		}
+		w, ok := group(sr.wrap, row, "wrap")
+		if !ok || w == "" || !wrapped(prev, w, cols) {
+			break
+		}
+		if !oneWord {
+			rest.WriteByte(' ')
+		}
+		rest.WriteString(w)
+		prev = row
+	}
+	return rest.String()
+}
+
+// subject is what the prompt in rows, on a screen cols wide, asks to
+// approve: the first reader's that finds its rows, or nil. question is the
+// question row (-1: none), menu the first option row.
+func (p *PromptParser) subject(rows []string, question, menu, cols int) *Subject {
 	for i := range p.Subject {
-		if sub, ok := p.Subject[i].read(rows, question, menu, p.HeadFirst); ok {
+		if sub, ok := p.Subject[i].read(rows, question, menu, cols, p.HeadFirst); ok {
 			sub.reader = fmt.Sprintf("%s.subject[%d]", p.name, i+1)
 			return &sub
 		}
@@ -224,35 +272,23 @@ func (p *PromptParser) subject(rows []string, question, menu int) *Subject {
 // group is the named group of re's match on s, else its first group, else
 // the whole match, trimmed; ok is false when re does not match.
 func group(re *regexp.Regexp, s, name string) (string, bool) {
+	g, ok := groupRaw(re, s, name)
+	return strings.TrimSpace(g), ok
+}
+
+// groupRaw is group untrimmed.
+func groupRaw(re *regexp.Regexp, s, name string) (string, bool) {
 	m := re.FindStringSubmatch(s)
 	if m == nil {
 		return "", false
 	}
 	if i := re.SubexpIndex(name); i > 0 {
-		return strings.TrimSpace(m[i]), true
+		return m[i], true
 	}
 	if len(m) > 1 {
-		return strings.TrimSpace(m[1]), true
+		return m[1], true
 	}
-	return strings.TrimSpace(m[0]), true
-}
-
-// lineGroup is line's group "line" (else its first group) on row, its
-// indentation kept: a command's or a diff's nesting is part of it (dedent
-// removes what all rows share).
-func lineGroup(line *regexp.Regexp, row string) (string, bool) {
-	m := line.FindStringSubmatch(row)
-	if m == nil {
-		return "", false
-	}
-	i := line.SubexpIndex("line")
-	if i <= 0 && len(m) > 1 {
-		i = 1
-	}
-	if i <= 0 {
-		return strings.TrimRight(m[0], " \t"), true
-	}
-	return strings.TrimRight(m[i], " \t"), true
+	return m[0], true
 }
 
 // trimBlank drops blank rows at both ends.

@@ -73,22 +73,6 @@ func TestSubjectCommand(t *testing.T) {
 	checkSubjectIs(t, p.Subject, want)
 }
 
-// Rows read through a line pattern keep their indentation past what they
-// share: a nested command stays nested once its box's borders are gone.
-func TestSubjectLineKeepsIndentation(t *testing.T) {
-	src := strings.Replace(subjectRules, "to = '^\\s*╌{10,}\\s*$'\n[[prompt.menu.subject]]\nkind = \"edit\"", "to = '^\\s*╌{10,}\\s*$'\nline = '^\\s*│(?P<line>.*?)│\\s*$'\n[[prompt.menu.subject]]\nkind = \"edit\"", 1)
-	if src == subjectRules {
-		t.Fatal("the command reader was not found to add a line pattern to")
-	}
-	m, err := detect.ParseManifest("subject.toml", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := promptOn(t, m, append([]string{rule, " Bash command", dashes,
-		" │ for f in a b; do   │", " │   touch $f         │", " │ done               │", dashes}, menu...)...)
-	checkSubjectIs(t, p.Subject, detect.Subject{Kind: "command", Text: "for f in a b; do touch $f done", Detail: "for f in a b; do\n  touch $f\ndone"})
-}
-
 func TestSubjectEditWithElidedDiff(t *testing.T) {
 	m := subjectManifest(t)
 	p := promptOn(t, m, append([]string{rule, " Edit file", " notes.txt", dashes,
@@ -312,4 +296,96 @@ func TestSubjectHeadFirstSpoof(t *testing.T) {
 	if p.Question != "Shell command" || p.Subject == nil || !strings.HasPrefix(p.Subject.Text, "rm -rf ~/projects ") || !strings.HasSuffix(p.Subject.Detail, "$ echo hi") {
 		t.Fatalf("question %q, subject %+v: want the whole command from its rm", p.Question, p.Subject)
 	}
+}
+
+// Two layouts under one heading: a reader whose from row is not on screen
+// does not apply, and the next reader reads the other layout.
+func TestSubjectReaderWithoutItsFromRowDoesNotApply(t *testing.T) {
+	src := strings.Replace(subjectRules, "[[prompt.menu.subject]]\nkind = \"edit\"", `[[prompt.menu.subject]]
+kind = "command"
+when = '^\s*Bash command\s*$'
+text = '^   (?P<text>\S.*?)\s*$'
+[[prompt.menu.subject]]
+kind = "edit"`, 1)
+	m, err := detect.ParseManifest("subject.toml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := promptOn(t, m, append([]string{rule, " Bash command", "", "   touch made.txt", "   Create made.txt", ""}, menu...)...)
+	checkSubjectIs(t, p.Subject, detect.Subject{Kind: "command", Text: "touch made.txt"})
+	if p.Subject.Reader() != "menu.subject[2]" {
+		t.Fatalf("read by %s, want menu.subject[2]", p.Subject.Reader())
+	}
+}
+
+// A reader of what is left of a prompt whose head is off the screen says
+// it could not see all of it.
+func TestSubjectPartialReaderTruncates(t *testing.T) {
+	src := strings.Replace(subjectRules, "subject_required = true\n", `subject_required = true
+[[prompt.menu.subject]]
+kind = "write"
+when = '^\s*Do you want to create \S.*\?\s*$'
+text = '^\s*Do you want to create (?P<text>\S.*?)\?\s*$'
+partial = true
+`, 1)
+	m, err := detect.ParseManifest("subject.toml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := promptOn(t, m, rule, "  59 line 59", "  60 line 60", dashes, " Do you want to create big.txt?", " ❯ 1. Yes", "   2. No")
+	checkSubjectIs(t, p.Subject, detect.Subject{Kind: "write", Text: "big.txt", Truncated: true})
+}
+
+// A URL broken at the screen's edge is read whole; a word-wrapped text
+// joins with a space; a row below a short one is no continuation.
+func TestSubjectTextWrapped(t *testing.T) {
+	src := strings.Replace(subjectRules, "subject_required = true\n", `subject_required = true
+[[prompt.menu.subject]]
+kind = "fetch"
+when = '^\s*Fetch\s*$'
+text = '^ (?:│ )?(?:url|note): (?P<text>\S.*?)\s*$'
+wrap = '^ (?:│ )?(?P<wrap>\S.*?)\s*$'
+first = '^ (?:│ )?(?:url|note): '
+to = '^\s*╌{10,}\s*$'
+line = '^ (?:│ )?(?P<line>.*)$'
+`, 1)
+	m, err := detect.ParseManifest("subject.toml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	on := func(rows ...string) *detect.Prompt {
+		t.Helper()
+		v := m.Classify(detect.ScreenFromText(strings.Join(append(rows, menu...), "\n"), 40, 30))
+		if v.Prompt == nil {
+			t.Fatalf("verdict %s, want blocked", v.State)
+		}
+		return v.Prompt
+	}
+	d := " " + strings.Repeat("╌", 39)
+	p := on(strings.Repeat("─", 40), " Fetch", d, " │ url: https://example.com/docs/guides/", " │ install-on-linux?lang=en", " │ prompt: Summarize it", d)
+	checkSubjectIs(t, p.Subject, detect.Subject{Kind: "fetch", Text: "https://example.com/docs/guides/install-on-linux?lang=en",
+		Detail: "url: https://example.com/docs/guides/\ninstall-on-linux?lang=en\nprompt: Summarize it"})
+	p = on(strings.Repeat("─", 40), " Fetch", d, " │ note: the page the person asked for", " │ yesterday", d)
+	if p.Subject.Text != "the page the person asked for yesterday" {
+		t.Fatalf("text %q, want the words joined by a space", p.Subject.Text)
+	}
+	p = on(strings.Repeat("─", 40), " Fetch", d, " │ url: https://example.com/", " │ prompt: Summarize it", d)
+	if p.Subject.Text != "https://example.com/" {
+		t.Fatalf("text %q: a row under a short one is no continuation", p.Subject.Text)
+	}
+}
+
+// Rows read through a line pattern (a box's border left out) keep the
+// command's own indentation.
+func TestSubjectLineKeepsIndentation(t *testing.T) {
+	src := strings.Replace(subjectRules, "from = '^\\s*╌{10,}\\s*$'\nto = '^\\s*╌{10,}\\s*$'\n[[prompt.menu.subject]]", "from = '^\\s*╌{10,}\\s*$'\nto = '^\\s*╌{10,}\\s*$'\nline = '^ (?:│(?: |$))?(?P<line>.*)$'\n[[prompt.menu.subject]]", 1)
+	if src == subjectRules {
+		t.Fatal("no line pattern put in")
+	}
+	m, err := detect.ParseManifest("subject.toml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := promptOn(t, m, append([]string{rule, " Bash command", dashes, " │ for f in a b; do", " │   touch $f", " │", " │ done", dashes}, menu...)...)
+	checkSubjectIs(t, p.Subject, detect.Subject{Kind: "command", Text: "for f in a b; do touch $f done", Detail: "for f in a b; do\n  touch $f\n\ndone"})
 }

@@ -223,7 +223,11 @@ func summary(info sessions.Info) string {
 		for _, o := range p.Options {
 			opts = append(opts, o.Label)
 		}
-		s += ": " + p.Question
+		s += ": "
+		if line := subjectLine(p.Subject); line != "" {
+			s += line + " — "
+		}
+		s += p.Question
 		if len(opts) > 0 {
 			s += " [" + strings.Join(opts, " / ") + "]"
 		}

@@ -242,3 +242,21 @@ func TestLoadDesktopConfig(t *testing.T) {
 		t.Fatal("notify = false still made a notifier")
 	}
 }
+
+// A blocked notice and a [[notify]] event's text say what the prompt
+// approves, and say so when agentd could not read it.
+func TestNoticesNameTheSubject(t *testing.T) {
+	p := &detect.Prompt{Kind: "permission", Question: "Do you want to proceed?", Options: []detect.Option{{ID: "1", Label: "Yes", Keys: "1"}},
+		Subject: &detect.Subject{Kind: "command", Text: "rm -rf ~/projects <b>now</b>"}}
+	info := sessions.Info{ID: "s1", Name: "fix", Agent: "claude", Cwd: "/src", State: sessions.State{Name: sessions.Blocked, Prompt: p}}
+	if n := noticeFor(info, true); !strings.HasPrefix(n.Body, "command: rm -rf ~/projects <b>now</b>\nDo you want to proceed?") {
+		t.Errorf("notice body %q, want the command first", n.Body)
+	}
+	if s := summary(info); !strings.Contains(s, "command: rm -rf ~/projects <b>now</b> — Do you want to proceed?") {
+		t.Errorf("notify text %q, want the command before the question", s)
+	}
+	p.Subject = &detect.Subject{Kind: "other", Truncated: true}
+	if n := noticeFor(info, true); !strings.Contains(n.Body, "could not read what this approves") {
+		t.Errorf("notice body %q, want it to say the subject could not be read", n.Body)
+	}
+}

@@ -162,27 +162,9 @@ func acpPrompt(p acp.Permission) *detect.Prompt {
 	return pr
 }
 
-// acpSubjectKinds maps ACP's tool kinds to a subject's.
-var acpSubjectKinds = map[string]string{
-	"execute": "command", "edit": "edit", "delete": "edit", "move": "edit",
-	"read": "read", "search": "read", "fetch": "fetch",
-}
-
-// acpSubject is what an ACP permission asks to approve, from its tool call:
-// the command, path or URL its input names; nil when it names none.
+// acpSubject is what an ACP permission asks to approve, from its tool call.
 func acpSubject(p acp.Permission) *detect.Subject {
-	text := p.Input()
-	if text == "" && p.Title == "" {
-		return nil
-	}
-	kind, ok := acpSubjectKinds[p.Kind]
-	if !ok {
-		kind = "tool"
-	}
-	if text == "" {
-		text = p.Title
-	}
-	return &detect.Subject{Kind: kind, Text: text}
+	return toolCall{kind: p.Kind, title: p.Title, input: p.RawInput, paths: p.Paths, diffs: p.Diffs}.subject()
 }
 
 // decideACP is the ACP half of the one place that decides (machine.step):

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/agentd/agentd/detect"
@@ -41,7 +42,24 @@ type machine struct {
 	// even where the two read the same.
 	appearances uint64
 	shown       string
-	recent      []*detect.Prompt // the last few appearances, newest last
+	current     uint64 // the number of the appearance on screen
+	// stretch maps the prompts shown since the state turned blocked, with
+	// no key typed since, to their appearance: a prompt drawn again after a
+	// frame of something else (a resize reflowing the old screen, a redraw
+	// in two writes) is the same appearance, where nothing could have
+	// answered it.
+	stretch map[string]uint64
+	recent  []*detect.Prompt // the last few appearances, newest last
+	// toolSubject is what the tool call the agent last reported (a hook's
+	// tool_input) asks to approve, and toolSeq that report's seq; goneSeq
+	// is the newest report's seq when a prompt last left the screen. A
+	// reported tool call newer than that is the one the prompt on screen
+	// asks about, and its subject is the authoritative one.
+	toolSubject     *detect.Subject
+	toolSeq         uint64
+	goneSeq         uint64
+	drift, driftFor string // a disagreement to log, and the prompt it was about
+	shownTool       string // the reported tool call's text when the appearance began
 	// timedOut: an ACP permission nobody answered in time was answered
 	// with the agent's reject option; the turn's state says so until the
 	// next permission or the turn's end.
@@ -122,7 +140,7 @@ func (m *machine) step(f facts) (State, bool, time.Duration) {
 	next.Message, _ = detect.CleanText(next.Message, 500) // an agent's words, untrusted
 	if f.acp == nil {
 		// (An ACP request's own key already makes each appearance its own.)
-		next.Prompt = m.appearance(next)
+		next.Prompt = m.appearance(next.Name, m.withToolSubject(next))
 	}
 	if m.answered != "" && (next.Prompt == nil || next.Prompt.ID != m.answered) {
 		m.answered = ""
@@ -143,27 +161,88 @@ func (m *machine) step(f facts) (State, bool, time.Duration) {
 	return st, changed, again
 }
 
-// appearance is next's prompt named for its appearance: the one on screen
-// since the last step, or a new one when the state was not blocked on the
-// same Content. A redraw, a resize or a spinner keeps the appearance; the
-// prompt leaving the screen (answered here, in the terminal or anywhere
-// else) ends it.
-func (m *machine) appearance(next State) *detect.Prompt {
-	p := next.Prompt
-	if next.Name != Blocked || p == nil {
-		m.shown = ""
+// appearance is the prompt p of a state named name, named for its
+// appearance: the one on screen since the last step, or a new one when the
+// state was not blocked on the same Content. A redraw, a resize or a
+// spinner keeps the appearance; the prompt leaving the screen (answered
+// here, in the terminal or anywhere else) ends it.
+func (m *machine) appearance(name string, p *detect.Prompt) *detect.Prompt {
+	if name != Blocked || p == nil {
+		if m.state.Name == Blocked {
+			m.goneSeq = m.reportSeq
+		}
+		m.shown, m.shownTool, m.stretch = "", "", nil
 		return p
 	}
-	if m.state.Name != Blocked || m.state.Prompt == nil || m.shown != p.Content {
-		m.appearances++
-		m.shown = p.Content
+	if m.state.Name != Blocked || m.state.Prompt == nil {
+		m.stretch = nil
+	}
+	// A tool call reported since this appearance began, about something
+	// else, is a new prompt even where the screen reads the same (a command
+	// too long to show, cut alike).
+	newCall := m.toolSubject != nil && m.toolSeq > m.goneSeq && m.shownTool != "" && m.toolSubject.Text != m.shownTool
+	if m.state.Name != Blocked || m.state.Prompt == nil || m.shown != p.Content || newCall {
+		if n, ok := m.stretch[p.Content]; ok && !newCall {
+			m.current = n
+		} else {
+			m.appearances++
+			m.current = m.appearances
+		}
+		m.shown, m.shownTool = p.Content, ""
+		if m.stretch == nil || len(m.stretch) >= recentPrompts {
+			m.stretch = map[string]uint64{}
+		}
+		m.stretch[p.Content] = m.current
+	}
+	if m.toolSubject != nil && m.toolSeq > m.goneSeq && m.shownTool == "" {
+		m.shownTool = m.toolSubject.Text
 	}
 	q := *p
-	q.ID = appearanceID(p.Content, m.appearances)
+	q.ID = appearanceID(p.Content, m.current)
 	if n := len(m.recent); n == 0 || m.recent[n-1].ID != q.ID {
 		m.recent = append(m.recent[max(0, n+1-recentPrompts):], &q)
 	}
 	return &q
+}
+
+// withToolSubject is next's prompt with the subject of the tool call the
+// agent reported for it, where it reported one since the last prompt left
+// and the prompt shows a subject of that kind, or one agentd could not read
+// (a dialog of the agent's own shows none; a plan reads better drawn than
+// as the tool's input). Where the screen names another thing, that is
+// drift, noted once a prompt for the session to log. The prompt's Content
+// stays the screen's: it is what the guard sees again before it types.
+func (m *machine) withToolSubject(next State) *detect.Prompt {
+	p, rep := next.Prompt, m.toolSubject
+	if next.Name != Blocked || p == nil || p.Subject == nil || rep == nil || m.toolSeq <= m.goneSeq ||
+		p.Subject.Kind != rep.Kind && p.Subject.Text != "" {
+		return p
+	}
+	agree := sameSubject(rep, p.Subject)
+	if !agree && p.Subject.Text != "" && m.driftFor != p.Content {
+		m.drift = fmt.Sprintf("reported %s %q, on screen %s %q", rep.Kind, rep.Text, p.Subject.Kind, p.Subject.Text)
+		m.driftFor = p.Content
+	}
+	sub := *rep
+	if sub.Detail == "" && agree {
+		sub.Detail = p.Subject.Detail
+	}
+	q := *p
+	q.Subject = &sub
+	return &q
+}
+
+// sameSubject says whether a reported subject and the one on screen name
+// the same thing: the same text (white space aside), the screen's a path
+// the report names whole, or cut short ("…") of it. An unread one on
+// screen disagrees with nothing.
+func sameSubject(rep, screen *detect.Subject) bool {
+	r, s := strings.Join(strings.Fields(rep.Text), " "), strings.Join(strings.Fields(screen.Text), " ")
+	if s == "" || r == s || strings.HasSuffix(r, "/"+s) {
+		return true
+	}
+	cut, ok := strings.CutSuffix(s, "…")
+	return ok && strings.HasPrefix(r, cut)
 }
 
 // recentPrompts is how many past appearances a session recalls, to name
@@ -178,6 +257,13 @@ func (m *machine) recall(promptID string) *detect.Prompt {
 		}
 	}
 	return nil
+}
+
+// takeDrift returns the drift noted since it was last taken.
+func (m *machine) takeDrift() string {
+	d := m.drift
+	m.drift = ""
+	return d
 }
 
 // appearanceID is the promptId of the n-th appearance of a prompt whose
@@ -294,6 +380,13 @@ func (m *machine) reported(r report, now time.Time) {
 	r.received = now
 	m.reportSeq++
 	r.seq = m.reportSeq
+	switch {
+	case r.subject != nil:
+		m.toolSubject, m.toolSeq = r.subject, r.seq
+	case r.rec != nil && r.rec.State != "blocked":
+		// The tool call ran, or the turn moved on: its subject is spent.
+		m.toolSubject = nil
+	}
 	if r.rec != nil && r.rec.State == "clear" {
 		r.rec = nil
 	}
@@ -316,6 +409,7 @@ func (m *machine) typed() {
 	if m.state.Name == Blocked && m.state.Prompt != nil {
 		m.typedAt = m.state.Prompt.ID
 	}
+	m.stretch = nil // the keys may have answered it
 	m.sawEnd()
 	if m.state.Name != Blocked {
 		m.task = true
@@ -337,6 +431,7 @@ func (m *machine) tasked() { m.task = true }
 // made before it says nothing more.
 func (m *machine) answering(promptID string) {
 	m.answered = promptID
+	m.stretch = nil
 	if m.report != nil {
 		m.answeredSeq = m.report.seq
 	}

@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -407,14 +408,104 @@ func TestMachinePromptAppearances(t *testing.T) {
 		t.Fatalf("the same prompt shown again after it left kept id %s: an answer to the first would take the second", first)
 	}
 	third := s.want(blocked2, Blocked).Prompt.ID
-	fourth := s.want(blockedV, Blocked).Prompt.ID
-	if third == second || fourth == second || fourth == first || fourth == third {
-		t.Fatalf("prompts in place of each other share ids: %s %s %s %s", first, second, third, fourth)
+	if third == second || third == first {
+		t.Fatalf("another prompt in its place shares an id: %s %s %s", first, second, third)
+	}
+	// Drawn again with no key typed since (a resize reflowed the screen for
+	// a frame): nothing could have answered it, so it is the same one.
+	if again := s.want(blockedV, Blocked).Prompt.ID; again != second {
+		t.Fatalf("the prompt back after a frame of another, no key typed: id %s, want %s", again, second)
+	}
+	// Keys typed (the terminal answered it), then drawn again: a new one.
+	s.m.typed()
+	s.want(blocked2, Blocked)
+	if fifth := s.want(blockedV, Blocked).Prompt.ID; fifth == second || fifth == first {
+		t.Fatalf("the prompt back after keys were typed kept an old id %s", fifth)
+	}
+	s.m.answering(s.m.state.Prompt.ID)
+	s.want(blocked2, Blocked)
+	if sixth := s.want(blockedV, Blocked).Prompt.ID; sixth == second || sixth == first {
+		t.Fatalf("the prompt back after an answer kept an old id %s", sixth)
 	}
 	if p := s.m.recall(third); p == nil || p.Content != "p2" {
 		t.Fatalf("recall(%s) = %+v, want the second prompt", third, p)
 	}
 	if promptP1.ID != "p1" {
 		t.Fatalf("the verdict's own prompt was changed to %s: verdicts are shared", promptP1.ID)
+	}
+}
+
+// A hook's tool call is the authority on what a prompt approves: it fills
+// the subject of the prompt that follows it, a screen that names another
+// thing is drift (noted once), and a report from before the last prompt
+// left, or spent by the tool's end, fills nothing.
+func TestMachineToolSubjectFromAReport(t *testing.T) {
+	onScreen := func(text string) detect.Verdict {
+		p := &detect.Prompt{Kind: "permission", Question: "Proceed?", Options: promptP1.Options, Subject: &detect.Subject{Kind: "command", Text: text, Detail: text}}
+		p.Seal()
+		return detect.Verdict{Agent: "x", State: detect.StateBlocked, Reason: "x.menu", Prompt: p}
+	}
+	hook := func(s *stepper, event, state string, sub *detect.Subject) {
+		s.m.reported(report{source: SourceHook, reason: "hook." + event, rec: &detect.StatusRecord{State: state}, subject: sub}, s.now)
+	}
+	s := newStepper(t, knowsIdleRules)
+	s.want(readyV, Idle)
+	hook(s, "PreToolUse", "working", &detect.Subject{Kind: "command", Text: "touch a.txt"})
+	st := s.want(onScreen("touch a.txt"), Blocked)
+	if sub := st.Prompt.Subject; sub.Text != "touch a.txt" || sub.Detail != "touch a.txt" || s.m.takeDrift() != "" {
+		t.Fatalf("an agreeing report: subject %+v, want the report's text with the screen's detail and no drift", sub)
+	}
+	hook(s, "PostToolUse", "working", nil)
+	s.want(workingV, Working)
+	hook(s, "PermissionRequest", "blocked", &detect.Subject{Kind: "command", Text: "rm -rf build"})
+	st = s.want(onScreen("rm -rf bui"), Blocked)
+	if st.Prompt.Subject.Text != "rm -rf build" {
+		t.Fatalf("subject %+v, want the report's", st.Prompt.Subject)
+	}
+	if d := s.m.takeDrift(); !strings.Contains(d, "rm -rf build") || !strings.Contains(d, "rm -rf bui") {
+		t.Fatalf("drift %q, want both subjects named", d)
+	}
+	s.want(onScreen("rm -rf bui"), Blocked)
+	if d := s.m.takeDrift(); d != "" {
+		t.Fatalf("the same drift noted again: %q", d)
+	}
+	// The prompt left; the next one comes with no report of its own.
+	s.want(workingV, Working)
+	if st := s.want(onScreen("make test"), Blocked); st.Prompt.Subject.Text != "make test" {
+		t.Fatalf("a report from before the last prompt left named the next one: %+v", st.Prompt.Subject)
+	}
+	// A dialog of the agent's own shows no subject and gets none.
+	s.want(workingV, Working)
+	hook(s, "PreToolUse", "working", &detect.Subject{Kind: "command", Text: "ls"})
+	if st := s.want(blockedV, Blocked); st.Prompt.Subject != nil {
+		t.Fatalf("a prompt without a subject got the report's: %+v", st.Prompt.Subject)
+	}
+}
+
+// A prompt whose screen reads the same as the last (a command too long to
+// show, cut alike) is still a new prompt when the agent reported a new tool
+// call for it; a late report of the same call renames nothing.
+func TestMachineNewToolCallIsANewPrompt(t *testing.T) {
+	cut := &detect.Prompt{Kind: "permission", Question: "Proceed?", Options: promptP1.Options, Subject: &detect.Subject{Kind: "command", Text: "", Truncated: true}}
+	cut.Seal()
+	onScreen := detect.Verdict{Agent: "x", State: detect.StateBlocked, Reason: "x.menu", Prompt: cut}
+	hook := func(s *stepper, text string) {
+		s.m.reported(report{source: SourceHook, reason: "hook.PermissionRequest", rec: &detect.StatusRecord{State: "blocked"}, subject: &detect.Subject{Kind: "command", Text: text}}, s.now)
+	}
+	s := newStepper(t, knowsIdleRules)
+	s.want(readyV, Idle)
+	hook(s, "make build")
+	first := s.want(onScreen, Blocked).Prompt
+	if first.Subject.Text != "make build" {
+		t.Fatalf("an unread subject was not filled from the report: %+v", first.Subject)
+	}
+	hook(s, "make build") // the same call again, after the prompt drew
+	if again := s.want(onScreen, Blocked).Prompt.ID; again != first.ID {
+		t.Fatalf("a late report of the same call renamed the prompt: %s, then %s", first.ID, again)
+	}
+	hook(s, "make deploy")
+	second := s.want(onScreen, Blocked).Prompt
+	if second.ID == first.ID || second.Subject.Text != "make deploy" {
+		t.Fatalf("a new call under a screen that reads the same kept id %s (%+v)", first.ID, second.Subject)
 	}
 }

@@ -132,9 +132,26 @@ func (rs *reportServer) deliver(rep Report) error {
 	}
 	rs.log.Info("report", "session", rep.Session, "kind", rep.Kind, "event", rep.Event)
 	if ok {
-		s.setReport(rep.Kind+"."+rep.Event, rec)
+		s.setReport(rep.Kind+"."+rep.Event, rec, hookSubject(rep))
 	}
 	return nil
+}
+
+// hookSubject is what the tool call a hook reports asks to approve, from
+// its tool_name and tool_input: what the agent will run, where the screen
+// shows what it drew of it. nil for an event about no tool call.
+func hookSubject(rep Report) *detect.Subject {
+	if rep.Kind != "hook" || (rep.Event != "PreToolUse" && rep.Event != "PermissionRequest") {
+		return nil
+	}
+	var payload struct {
+		ToolName  string          `json:"tool_name"`
+		ToolInput json.RawMessage `json:"tool_input"`
+	}
+	if json.Unmarshal(rep.Payload, &payload) != nil || payload.ToolName == "" {
+		return nil
+	}
+	return toolCall{name: payload.ToolName, input: payload.ToolInput}.subject()
 }
 
 func (rs *reportServer) close() {

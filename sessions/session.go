@@ -210,23 +210,29 @@ func (s *Session) step(f facts) (State, time.Duration) {
 	var st State
 	var changed bool
 	var again time.Duration
+	var drift string
 	s.locked(func() {
 		f.rules, f.agent, f.now = s.manifest, s.agentName(), s.mgr.now()
 		// Reports are weighed and the state decided in here.
 		s.faultPoint("report")
 		s.faultPoint("decide")
 		st, changed, again = s.machine.step(f)
+		drift = s.machine.takeDrift()
 	})
+	if d := drift; d != "" {
+		s.mgr.opts.Log.Warn("drift: the agent's report and its screen name different subjects", "session", s.ID, "agent", st.Agent, "drift", d)
+	}
 	if changed {
 		s.mgr.publish(s, st)
 	}
 	return st, again
 }
 
-// setReport records a report from a hook or signal and classifies again.
-func (s *Session) setReport(reason string, rec detect.StatusRecord) {
+// setReport records a report from a hook or signal, and the subject of the
+// tool call it is about where it names one, and classifies again.
+func (s *Session) setReport(reason string, rec detect.StatusRecord, subject *detect.Subject) {
 	s.mu.Lock()
-	s.machine.reported(report{source: SourceHook, reason: reason, rec: &rec}, s.mgr.now())
+	s.machine.reported(report{source: SourceHook, reason: reason, rec: &rec, subject: subject}, s.mgr.now())
 	s.mu.Unlock()
 	s.poke()
 }

@@ -79,6 +79,9 @@ type report struct {
 	rec    *detect.StatusRecord
 	// outcome, for a done report, when the reporter says how the turn ended.
 	outcome string
+	// subject is what the tool call reported asks to approve (a hook's
+	// tool_input), when the report is about one.
+	subject *detect.Subject
 	seq     uint64
 	// at is when the event happened, where its source says (a log line's
 	// timestamp); received is when agentd took the report in.

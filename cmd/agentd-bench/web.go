@@ -225,7 +225,7 @@ func (b *bench) web() (string, error) {
 func readLink(out interface{ Read([]byte) (int, error) }) (string, error) {
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {
-		if l := sc.Text(); strings.Contains(l, "/login?token=") {
+		if l := sc.Text(); strings.HasPrefix(l, "http") && strings.Contains(l, "/login?code=") {
 			go func() {
 				for sc.Scan() {
 				}

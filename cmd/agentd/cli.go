@@ -344,6 +344,9 @@ func ago(stamp string) string {
 // promptLine is a prompt on one line: its question and options with ids.
 func promptLine(p *detect.Prompt) string {
 	var b strings.Builder
+	if sub := subjectWords(p); sub != "" {
+		b.WriteString(sub + " — ")
+	}
 	b.WriteString(p.Question)
 	for _, o := range p.Options {
 		fmt.Fprintf(&b, "  [%s] %s", o.ID, o.Label)
@@ -352,6 +355,24 @@ func promptLine(p *detect.Prompt) string {
 		b.WriteString("  (or --text)")
 	}
 	return b.String()
+}
+
+// subjectWords is what a prompt asks to approve, for a terminal: its kind
+// and text quoted (agentd cleaned it; quoting keeps its edges clear),
+// "(cut)" where agentd could not see it all; "" where it shows none.
+func subjectWords(p *detect.Prompt) string {
+	sub := p.Subject
+	if sub == nil {
+		return ""
+	}
+	if sub.Text == "" {
+		return "(agentd could not read what this approves: look at the terminal)"
+	}
+	w := fmt.Sprintf("%s %q", sub.Kind, sub.Text)
+	if sub.Truncated {
+		w += " (cut)"
+	}
+	return w
 }
 
 // waitEvent is what wait prints: the state reached, as JSON or a line.
@@ -518,7 +539,11 @@ func cmdAnswer(args []string, stdout, stderr io.Writer) int {
 		}
 		return fail(stderr, "answer", err)
 	}
-	fmt.Fprintf(stdout, "answered %s with %s; it is %s\n", s.SessionID, chosen, res.State)
+	what := s.SessionID
+	if sub := subjectWords(s.Prompt); sub != "" {
+		what += " (" + sub + ")" // echo what the answer was about
+	}
+	fmt.Fprintf(stdout, "answered %s with %s; it is %s\n", what, chosen, res.State)
 	return exitOK
 }
 

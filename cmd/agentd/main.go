@@ -112,7 +112,8 @@ commands:
   web [--listen 127.0.0.1:7433] [--qr] [--rotate] [--allow-input] [--host NAME]
       [--tls-cert FILE --tls-key FILE] [--trusted-network]
             serve a page to watch and answer the sessions from a phone or a
-            browser (docs/web.md): prints a link with its access token
+            browser (docs/web.md): prints a one-time sign-in link, fresh
+            at each start (the access token stays in its file)
   SESSION is a session id or a unique name; the daemon's socket is
   $AGENTD_SOCKET, else $XDG_RUNTIME_DIR/agentd/agentd.sock (--socket PATH).
   demo      see agentd at work: host the bundled demo agent, follow its

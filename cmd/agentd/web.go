@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -100,17 +99,51 @@ func cmdWeb(args []string, stdout, stderr io.Writer) int {
 	if err := srv.Start(ctx); err != nil {
 		fmt.Fprintf(stderr, "agentd web: the daemon at %s: %v (the page says so; agentd web connects again every 2 s)\n", path, err)
 	}
-	tok, err := tokens.Token()
+	// Each printed link carries a one-time code of its own, made afresh at
+	// each start: the token stays in its file and never travels in a URL.
+	newLink := func(base string) (string, error) { return srv.NewLink(base, web.PrintedLinkLife) }
+	hostList := strings.Split(*hosts, ",")
+	named := strings.TrimSpace(hostList[0]) != ""
+	link, err := newLink(baseURL(useTLS, addr, hostList))
 	if err != nil {
 		return fail(stderr, "web", err)
 	}
-	link := loginURL(useTLS, addr, strings.Split(*hosts, ","), tok)
 	fmt.Fprintf(stdout, "agentd web: serving on %s\n", ln.Addr())
-	if isLoopback(addr.IP.String()) && strings.TrimSpace(strings.Split(*hosts, ",")[0]) != "" {
-		// A --host name on a loopback server is a proxy's (tailscale
-		// serve, which speaks https): the phone's link is that one.
-		fmt.Fprintf(stdout, "agentd web: on this machine: %s\n", loginURL(useTLS, addr, nil, tok))
+	var others []string // more addresses another device may use
+	if addr.IP.IsUnspecified() {
+		// On every address, 127.0.0.1 is for this machine only: the
+		// phone's links are the machine's other addresses.
+		for _, ip := range reachableIPs(addr.IP.To4() == nil) {
+			others = append(others, schemeOf(useTLS)+"://"+net.JoinHostPort(ip.String(), fmt.Sprint(addr.Port)))
+		}
+		if !named && len(others) > 0 {
+			if link, err = newLink(others[0]); err != nil {
+				return fail(stderr, "web", err)
+			}
+			others = others[1:]
+		}
 	}
+	if named || addr.IP.IsUnspecified() {
+		// A --host name on a loopback server is a proxy's (tailscale
+		// serve, which speaks https), and on every address the printed
+		// link is another device's: this machine's own is printed above.
+		local, err := newLink(baseURL(useTLS, addr, nil))
+		if err != nil {
+			return fail(stderr, "web", err)
+		}
+		fmt.Fprintf(stdout, "agentd web: on this machine: %s\n", local)
+	}
+	for _, o := range others {
+		l, err := newLink(o)
+		if err != nil {
+			return fail(stderr, "web", err)
+		}
+		fmt.Fprintf(stdout, "agentd web: from another device: %s\n", l)
+	}
+	if addr.IP.IsUnspecified() && !named && len(others) == 0 && strings.Contains(link, "://127.0.0.1:") {
+		fmt.Fprintln(stdout, "agentd web: found no address of this machine but loopback: other devices cannot reach it")
+	}
+	fmt.Fprintf(stdout, "agentd web: each link signs in one browser, once, within %.0f hours; a signed-in page makes more (+ device)\n", web.PrintedLinkLife.Hours())
 	if *allowInput {
 		fmt.Fprintln(stdout, "agentd web: --allow-input: the page can type into agents")
 	}
@@ -194,20 +227,17 @@ func allowedHosts(addr *net.TCPAddr, extra string) []string {
 	return out
 }
 
-// loginURL is the link agentd web prints: the token in it is exchanged
-// for a cookie and leaves the address bar at once.
-func loginURL(useTLS bool, addr *net.TCPAddr, hosts []string, token string) string {
-	scheme := "http"
-	if useTLS {
-		scheme = "https"
-	}
+// baseURL is where the printed links point: the proxy's https name for
+// a --host name on loopback, else the address listened on (127.0.0.1 for
+// all addresses, or the first --host name).
+func baseURL(useTLS bool, addr *net.TCPAddr, hosts []string) string {
 	host := net.JoinHostPort(addr.IP.String(), fmt.Sprint(addr.Port))
 	first := ""
 	if len(hosts) > 0 {
 		first = strings.TrimSpace(hosts[0])
 	}
 	if isLoopback(addr.IP.String()) && first != "" {
-		return "https://" + first + "/login?token=" + url.QueryEscape(token)
+		return "https://" + first
 	}
 	if addr.IP.IsUnspecified() {
 		host = net.JoinHostPort("127.0.0.1", fmt.Sprint(addr.Port))
@@ -218,7 +248,47 @@ func loginURL(useTLS bool, addr *net.TCPAddr, hosts []string, token string) stri
 			}
 		}
 	}
-	return scheme + "://" + host + "/login?token=" + url.QueryEscape(token)
+	return schemeOf(useTLS) + "://" + host
+}
+
+func schemeOf(useTLS bool) string {
+	if useTLS {
+		return "https"
+	}
+	return "http"
+}
+
+// reachableIPs are this machine's addresses another device can open: of
+// interfaces that are up and not loopback, IPv4 first, then (when
+// listening on IPv6 too) global IPv6; never link-local ones, which need a
+// zone a phone's browser cannot take.
+func reachableIPs(withV6 bool) []net.IP {
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return nil
+	}
+	var v4, v6 []net.IP
+	for _, ifc := range ifs {
+		if ifc.Flags&net.FlagUp == 0 || ifc.Flags&net.FlagLoopback != 0 {
+			continue
+		}
+		addrs, err := ifc.Addrs()
+		if err != nil {
+			continue
+		}
+		for _, a := range addrs {
+			n, ok := a.(*net.IPNet)
+			if !ok || n.IP.IsLoopback() || n.IP.IsLinkLocalUnicast() || n.IP.IsUnspecified() || n.IP.IsMulticast() {
+				continue
+			}
+			if n.IP.To4() != nil {
+				v4 = append(v4, n.IP.To4())
+			} else if withV6 {
+				v6 = append(v6, n.IP)
+			}
+		}
+	}
+	return append(v4, v6...)
 }
 
 // webDial connects the page server to the daemon as the CLI does, never

@@ -98,7 +98,7 @@ func startWeb(t *testing.T, d *daemonEnv, token string, args ...string) (link st
 				t.Fatalf("agentd web %v ended before printing its link; it printed %q", args, out)
 			}
 			out = append(out, l)
-			if strings.Contains(l, "/login?token=") {
+			if strings.HasPrefix(l, "http") && strings.Contains(l, "/login?code=") {
 				link = l
 			}
 		case <-deadline:
@@ -121,9 +121,10 @@ func TestWebTrustedNetworkStartsAndTheLinkSignsIn(t *testing.T) {
 	if err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("token file: %v mode %v, want 0600", err, st)
 	}
+	// The printed link carries a one-time code, never the token itself.
 	b, _ := os.ReadFile(token)
-	if !strings.Contains(link, strings.TrimSpace(string(b))) {
-		t.Fatalf("link %q does not carry the token in %s", link, token)
+	if strings.Contains(strings.Join(out, "\n"), strings.TrimSpace(string(b))) {
+		t.Fatalf("agentd web printed the token of %s:\n%s", token, strings.Join(out, "\n"))
 	}
 	qr := strings.Join(out, "\n")
 	if !strings.ContainsAny(qr, "█▀▄") {
@@ -137,6 +138,15 @@ func TestWebTrustedNetworkStartsAndTheLinkSignsIn(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != http.StatusSeeOther || len(res.Cookies()) != 1 {
 		t.Fatalf("GET the printed link: %d cookies %v, want 303 and a cookie", res.StatusCode, res.Cookies())
+	}
+	// It signs in once: opened again (from the history, by another device) it does not.
+	again, err := c.Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again.Body.Close()
+	if again.StatusCode != http.StatusUnauthorized || len(again.Cookies()) != 0 {
+		t.Fatalf("GET the printed link a second time: %d cookies %v, want 401 and no cookie", again.StatusCode, again.Cookies())
 	}
 	// --rotate in another terminal voids the cookie of the server already running.
 	rot := webCmd(t, d, token, "--rotate")
@@ -179,7 +189,7 @@ func TestWebLinkThroughAProxyName(t *testing.T) {
 		}
 	}
 	out := strings.Join(lines, "\n")
-	if len(lines) == 0 || !strings.HasPrefix(lines[len(lines)-1], "https://box.tailnet.ts.net/login?token=") || !strings.Contains(out, "on this machine: http://127.0.0.1:") {
+	if len(lines) == 0 || !strings.HasPrefix(lines[len(lines)-1], "https://box.tailnet.ts.net/login?code=") || !strings.Contains(out, "on this machine: http://127.0.0.1:") {
 		t.Fatalf("agentd web --host box.tailnet.ts.net printed:\n%s", out)
 	}
 }
@@ -190,9 +200,11 @@ func TestWebServesTLS(t *testing.T) {
 	d := newDaemonEnv(t)
 	dir := t.TempDir()
 	certFile, keyFile, pool := selfSigned(t, dir)
-	link, _, _ := startWeb(t, d, filepath.Join(dir, "web-token"), "--listen", "0.0.0.0:0", "--tls-cert", certFile, "--tls-key", keyFile)
+	_, _, out := startWeb(t, d, filepath.Join(dir, "web-token"), "--listen", "0.0.0.0:0", "--tls-cert", certFile, "--tls-key", keyFile)
+	// The certificate is for 127.0.0.1: this machine's own link.
+	link := printedLink(out, "on this machine: ")
 	if !strings.HasPrefix(link, "https://127.0.0.1:") {
-		t.Fatalf("link %q, want https on 127.0.0.1", link)
+		t.Fatalf("on this machine: %q, want https on 127.0.0.1; agentd web printed:\n%s", link, strings.Join(out, "\n"))
 	}
 	c := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -244,4 +256,64 @@ func selfSigned(t *testing.T, dir string) (certFile, keyFile string, pool *x509.
 	pool = x509.NewCertPool()
 	pool.AddCert(cert)
 	return certFile, keyFile, pool
+}
+
+// printedLink is the link on the line of agentd web's output that has
+// label before it, or "".
+func printedLink(out []string, label string) string {
+	for _, l := range out {
+		if _, after, ok := strings.Cut(l, label); ok {
+			return after
+		}
+	}
+	return ""
+}
+
+// TestWebTrustedNetworkPrintsReachableAddresses: on every address, the
+// printed link (and the QR code) is one a phone can open, at one of the
+// machine's own addresses; 127.0.0.1 is printed as this machine's; and
+// each link signs in by its address.
+func TestWebTrustedNetworkPrintsReachableAddresses(t *testing.T) {
+	var want []string
+	ifs, _ := net.Interfaces()
+	for _, ifc := range ifs {
+		if ifc.Flags&net.FlagUp == 0 || ifc.Flags&net.FlagLoopback != 0 {
+			continue
+		}
+		addrs, _ := ifc.Addrs()
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() && !n.IP.IsLinkLocalUnicast() {
+				want = append(want, n.IP.String())
+			}
+		}
+	}
+	if len(want) == 0 {
+		t.Skip("this machine has no IPv4 address but loopback: nothing another device could reach")
+	}
+	d := newDaemonEnv(t)
+	link, _, out := startWeb(t, d, filepath.Join(t.TempDir(), "web-token"), "--listen", "0.0.0.0:0", "--trusted-network")
+	all := strings.Join(out, "\n")
+	if !strings.HasPrefix(link, "http://"+want[0]+":") {
+		t.Fatalf("the printed link %q, want one on %s (this machine's addresses: %v); agentd web printed:\n%s", link, want[0], want, all)
+	}
+	for _, ip := range want {
+		if !strings.Contains(all, "http://"+ip+":") {
+			t.Errorf("no link on %s; agentd web printed:\n%s", ip, all)
+		}
+	}
+	local := printedLink(out, "on this machine: ")
+	if !strings.HasPrefix(local, "http://127.0.0.1:") {
+		t.Fatalf("on this machine: %q, want a 127.0.0.1 link; agentd web printed:\n%s", local, all)
+	}
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }, Timeout: 30 * time.Second}
+	for _, l := range []string{link, local} {
+		res, err := c.Get(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusSeeOther || len(res.Cookies()) != 1 {
+			t.Fatalf("GET %s: %d, want 303 and a cookie (each printed link has a code of its own)", l, res.StatusCode)
+		}
+	}
 }

@@ -68,7 +68,7 @@ func TestBrowserEndToEnd(t *testing.T) {
 	}
 	d.waitState(claude.SessionID, "blocked")
 
-	link := startWebCommand(t, d)
+	link, tokenFile := startWebCommand(t, d)
 	artifacts := os.Getenv("ARTIFACTS")
 	if artifacts == "" {
 		artifacts = filepath.Join("artifacts")
@@ -77,7 +77,8 @@ func TestBrowserEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command("node", "e2e/browser.mjs")
-	cmd.Env = append(os.Environ(), "LINK="+link, "ARTIFACTS="+artifacts, "DEMO="+demo, "CLAUDE="+claude.SessionID, "CLAUDE_FILE="+made)
+	cmd.Env = append(os.Environ(), "LINK="+link, "ARTIFACTS="+artifacts, "DEMO="+demo, "CLAUDE="+claude.SessionID, "CLAUDE_FILE="+made,
+		"AGENTD="+agentdBinary(t), "TOKEN_FILE="+tokenFile, "AGENTD_SOCKET="+d.socket)
 	out, err := cmd.CombinedOutput()
 	t.Logf("e2e/browser.mjs:\n%s", out)
 	if err != nil {
@@ -110,11 +111,12 @@ func countToolResults(reqs []fakemodel.Request) int {
 }
 
 // startWebCommand runs the real `agentd web` against the test's daemon
-// and returns the link it prints.
-func startWebCommand(t *testing.T, d *daemon) string {
+// and returns the link it prints and its token file.
+func startWebCommand(t *testing.T, d *daemon) (link, tokenFile string) {
 	t.Helper()
+	tokenFile = filepath.Join(t.TempDir(), "web-token")
 	cmd := exec.Command(agentdBinary(t), "web", "--listen", "127.0.0.1:0")
-	cmd.Env = append(append([]string(nil), d.env...), "AGENTD_WEB_TOKEN_FILE="+filepath.Join(t.TempDir(), "web-token"))
+	cmd.Env = append(append([]string(nil), d.env...), "AGENTD_WEB_TOKEN_FILE="+tokenFile)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -148,12 +150,12 @@ func startWebCommand(t *testing.T, d *daemon) string {
 			if !ok {
 				t.Fatal("agentd web ended before printing its link")
 			}
-			if strings.Contains(l, "/login?token=") {
+			if strings.HasPrefix(l, "http") && strings.Contains(l, "/login?code=") {
 				go func() {
 					for range lines {
 					}
 				}()
-				return l
+				return l, tokenFile
 			}
 		case <-timeout:
 			t.Fatal("waited 60 s for agentd web's link")

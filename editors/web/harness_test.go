@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -207,6 +208,7 @@ type pageOpts struct {
 	allowInput bool
 	now        func() time.Time
 	hosts      []string // more names the server answers to
+	keepAlive  time.Duration
 }
 
 func newPage(t testing.TB, o pageOpts) *page {
@@ -230,7 +232,7 @@ func newPage(t testing.TB, o pageOpts) *page {
 	log := &strings.Builder{}
 	logger := slog.New(slog.NewTextHandler(lockedWriter{&mu, log}, nil))
 	srv := New(Options{Tokens: tokens, Dial: o.dial, Hosts: append([]string{ln.Addr().String(), "localhost:" + portOf(ln)}, o.hosts...),
-		AllowInput: o.allowInput, Version: "test", Log: logger, Now: o.now})
+		AllowInput: o.allowInput, Version: "test", Log: logger, Now: o.now, KeepAlive: o.keepAlive})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	_ = srv.Start(ctx)
@@ -295,10 +297,23 @@ func (p *page) do(method, path, body string, mod func(*http.Request)) (*http.Res
 	return res, string(b)
 }
 
-// login opens the link agentd web prints, and checks the cookie came.
+// link is a fresh one-time sign-in link (its path), as agentd web prints one.
+func (p *page) link() string {
+	p.t.Helper()
+	l, err := p.srv.NewLink(p.base, time.Hour)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return strings.TrimPrefix(l, p.base)
+}
+
+// code is a fresh link's query: "code=…".
+func (p *page) code() string { return strings.TrimPrefix(p.link(), "/login?") }
+
+// login opens a link as agentd web prints one, and checks the cookie came.
 func (p *page) login() {
 	p.t.Helper()
-	res, body := p.do("GET", "/login?token="+url.QueryEscape(p.token()), "", nil)
+	res, body := p.do("GET", p.link(), "", nil)
 	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/" {
 		p.t.Fatalf("login: %d %q %s, want 303 to /", res.StatusCode, res.Header.Get("Location"), body)
 	}
@@ -338,4 +353,81 @@ func (p *page) post(path, body, csrf string, mod func(*http.Request)) (*http.Res
 			mod(r)
 		}
 	})
+}
+
+// sse is one server-sent event as a page gets it.
+type sse struct{ name, data string }
+
+// stream opens an event stream (GET path) with the page's cookie; its
+// events arrive on the channel, which is closed when the server ends it.
+func (p *page) stream(path string) <-chan sse {
+	p.t.Helper()
+	req, _ := http.NewRequestWithContext(p.t.Context(), "GET", p.base+path, nil)
+	// No client timeout: a stream is open for as long as the test wants;
+	// the awaiting helpers hold the guards.
+	streamer := &http.Client{Jar: p.client.Jar}
+	res, err := streamer.Do(req)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	if res.StatusCode != 200 {
+		p.t.Fatalf("GET %s: %d, want a stream", path, res.StatusCode)
+	}
+	events := make(chan sse, 256)
+	go func() {
+		defer res.Body.Close()
+		defer close(events)
+		sc := bufio.NewScanner(res.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		var name string
+		for sc.Scan() {
+			line := sc.Text()
+			if v, ok := strings.CutPrefix(line, "event: "); ok {
+				name = v
+			} else if v, ok := strings.CutPrefix(line, "data: "); ok {
+				events <- sse{name, v}
+			}
+		}
+	}()
+	return events
+}
+
+// awaitEvent reads events until ok says yes; it fails naming what was
+// awaited if the stream ends first or nothing matches for 60 s.
+func awaitEvent(t testing.TB, events <-chan sse, what string, ok func(sse) bool) sse {
+	t.Helper()
+	var seen []string
+	deadline := time.After(60 * time.Second)
+	for {
+		select {
+		case ev, open := <-events:
+			if !open {
+				t.Fatalf("the event stream ended while waiting for %s; saw %q", what, seen)
+			}
+			if ok(ev) {
+				return ev
+			}
+			seen = append(seen, ev.name+" "+ev.data[:min(len(ev.data), 80)])
+		case <-deadline:
+			t.Fatalf("waited 60 s for %s on the event stream; saw %q", what, seen)
+		}
+	}
+}
+
+// awaitEnd reads events until the server ends the stream, and returns them.
+func awaitEnd(t testing.TB, events <-chan sse, what string) []sse {
+	t.Helper()
+	var seen []sse
+	deadline := time.After(60 * time.Second)
+	for {
+		select {
+		case ev, open := <-events:
+			if !open {
+				return seen
+			}
+			seen = append(seen, ev)
+		case <-deadline:
+			t.Fatalf("waited 60 s for the server to end the event stream (%s); it sent %d events since", what, len(seen))
+		}
+	}
 }

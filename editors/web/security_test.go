@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
 	"os"
 	"regexp"
 	"strings"
@@ -38,13 +40,13 @@ func TestNoCookieIsRefused(t *testing.T) {
 
 func TestWrongTokenAndForgedCookie(t *testing.T) {
 	p := newPage(t, pageOpts{})
-	res, body := p.do("GET", "/login?token="+strings.Repeat("A", 43), "", nil)
+	res, body := p.do("GET", "/login?code="+strings.Repeat("A", 22), "", nil)
 	if res.StatusCode != http.StatusUnauthorized || len(res.Cookies()) != 0 {
-		t.Fatalf("login with a wrong token: %d cookies %v %s, want 401 and no cookie", res.StatusCode, res.Cookies(), body)
+		t.Fatalf("login with a wrong code: %d cookies %v %s, want 401 and no cookie", res.StatusCode, res.Cookies(), body)
 	}
 	res, _ = p.do("GET", "/login", "", nil)
 	if res.StatusCode != http.StatusUnauthorized || len(res.Cookies()) != 0 {
-		t.Fatalf("login with no token: %d, want 401 and no cookie", res.StatusCode)
+		t.Fatalf("login with no code: %d, want 401 and no cookie", res.StatusCode)
 	}
 	// A cookie of the right shape not made from the token.
 	issued := fmt.Sprint(time.Now().Unix())
@@ -54,9 +56,11 @@ func TestWrongTokenAndForgedCookie(t *testing.T) {
 	if res.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("a forged cookie: %d %s, want 401", res.StatusCode, body)
 	}
-	// The right token signs in, with the cookie's flags.
-	p.login()
-	res, _ = p.do("GET", "/login?token="+p.token(), "", nil)
+	// A link signs in, with the cookie's flags.
+	res, _ = p.do("GET", p.link(), "", nil)
+	if res.StatusCode != http.StatusSeeOther || len(res.Cookies()) != 1 {
+		t.Fatalf("login with a link: %d cookies %v, want 303 and one cookie", res.StatusCode, res.Cookies())
+	}
 	c := res.Cookies()[0]
 	if !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Secure {
 		t.Errorf("cookie flags: HttpOnly %v SameSite %v Secure %v; want HttpOnly, Strict, not Secure without TLS", c.HttpOnly, c.SameSite, c.Secure)
@@ -79,7 +83,7 @@ func TestForgedHostIsRefused(t *testing.T) {
 	as := func(host string) func(*http.Request) {
 		return func(r *http.Request) { r.Host = host; r.AddCookie(cookie) }
 	}
-	for _, path := range []string{"/", "/api/sessions", "/login?token=" + p.token(), "/app.js"} {
+	for _, path := range []string{"/", "/api/sessions", p.link(), "/app.js"} {
 		res, body := p.do("GET", path, "", as("attacker.example:80"))
 		if res.StatusCode != http.StatusMisdirectedRequest || !strings.Contains(body, "attacker.example") {
 			t.Errorf("GET %s with Host attacker.example: %d %s, want 421 naming the host", path, res.StatusCode, body)
@@ -176,15 +180,20 @@ func TestBadLoginsAreRateLimited(t *testing.T) {
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	p := newPage(t, pageOpts{now: clock})
 	for i := 0; i < 5; i++ {
-		res, _ := p.do("GET", "/login?token=wrong", "", nil)
-		if res.StatusCode != http.StatusUnauthorized {
-			t.Fatalf("wrong login %d: %d, want 401", i+1, res.StatusCode)
+		res, _ := p.do("GET", "/login?code=wrong", "", nil)
+		// The fifth is told it locked the address out.
+		if want := map[bool]int{true: http.StatusTooManyRequests, false: http.StatusUnauthorized}[i == 4]; res.StatusCode != want {
+			t.Fatalf("wrong login %d: %d, want %d", i+1, res.StatusCode, want)
 		}
 	}
 	// Past the limit even the right token waits: a guesser learns nothing.
-	res, body := p.do("GET", "/login?token="+p.token(), "", nil)
-	if res.StatusCode != http.StatusTooManyRequests || len(res.Cookies()) != 0 || res.Header.Get("Retry-After") == "" {
-		t.Fatalf("login after 5 failures: %d %s, want 429 with Retry-After and no cookie", res.StatusCode, body)
+	// A phone gets a page it can read, saying when to try again.
+	res, body := p.do("GET", p.link(), "", nil)
+	if res.StatusCode != http.StatusTooManyRequests || len(res.Cookies()) != 0 || res.Header.Get("Retry-After") != "60" {
+		t.Fatalf("login after 5 failures: %d Retry-After %q %s, want 429 with Retry-After 60 and no cookie", res.StatusCode, res.Header.Get("Retry-After"), body)
+	}
+	if ct := res.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") || !strings.Contains(body, "Try again in 60 seconds") || !strings.Contains(body, "127.0.0.1") {
+		t.Fatalf("the lockout answer: Content-Type %q\n%s\nwant an HTML page naming the address and when to try again", ct, body)
 	}
 	mu.Lock()
 	now = now.Add(61 * time.Second)
@@ -192,11 +201,133 @@ func TestBadLoginsAreRateLimited(t *testing.T) {
 	p.login()
 }
 
+// loginFrom sends a sign-in request to the real handler as if from
+// remote (an address a test cannot bind), with extra headers.
+func (p *page) loginFrom(remote, query string, hdr ...string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest("GET", p.base+"/login?"+query, nil)
+	req.RemoteAddr = remote
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	rec := httptest.NewRecorder()
+	p.srv.ServeHTTP(rec, req)
+	return rec
+}
+
+// TestLoginLimitIsPerSource: a flood of wrong tokens from one address
+// locks out that address only; the phone elsewhere signs in.
+func TestLoginLimitIsPerSource(t *testing.T) {
+	p := newPage(t, pageOpts{})
+	for i := 0; i < 50; i++ {
+		p.loginFrom("192.0.2.66:40000", "code=wrong")
+	}
+	if rec := p.loginFrom("192.0.2.66:40001", p.code()); rec.Code != http.StatusTooManyRequests {
+		t.Fatalf("the flooding address with the right token: %d, want 429", rec.Code)
+	}
+	for _, remote := range []string{"192.0.2.7:5555", "[2001:db8:1::7]:5555"} {
+		if rec := p.loginFrom(remote, p.code()); rec.Code != http.StatusSeeOther {
+			t.Fatalf("another address (%s) with the right token while 192.0.2.66 floods: %d %s, want 303", remote, rec.Code, rec.Body)
+		}
+	}
+	// One IPv6 host has a whole /64: its addresses are one source.
+	for i := 0; i < 5; i++ {
+		p.loginFrom(fmt.Sprintf("[2001:db8:2::%x]:1", i+1), "code=wrong")
+	}
+	if rec := p.loginFrom("[2001:db8:2::99]:1", p.code()); rec.Code != http.StatusTooManyRequests {
+		t.Fatalf("a fresh address in a locked /64: %d, want 429", rec.Code)
+	}
+}
+
+// TestLockoutGrows: each lockout of one source lasts twice the one
+// before; signing in with the right link clears the record.
+func TestLockoutGrows(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	p := newPage(t, pageOpts{now: clock})
+	const from = "198.51.100.9:7000"
+	for _, want := range []int{60, 120, 240, 480} {
+		for i := 0; i < 5; i++ {
+			p.loginFrom(from, "code=wrong")
+		}
+		rec := p.loginFrom(from, p.code())
+		if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != fmt.Sprint(want) {
+			t.Fatalf("lockout: %d Retry-After %q, want 429 for %d s", rec.Code, rec.Header().Get("Retry-After"), want)
+		}
+		advance(time.Duration(want+1) * time.Second)
+	}
+	// A quiet hour since the last lockout's end forgets the source.
+	for i := 0; i < 5; i++ {
+		p.loginFrom(from, "code=wrong")
+	}
+	if rec := p.loginFrom(from, p.code()); rec.Header().Get("Retry-After") != "960" {
+		t.Fatalf("the fifth lockout: Retry-After %q, want 960", rec.Header().Get("Retry-After"))
+	}
+	advance(960*time.Second + time.Hour + time.Second)
+	for i := 0; i < 5; i++ {
+		p.loginFrom(from, "code=wrong")
+	}
+	if rec := p.loginFrom(from, p.code()); rec.Header().Get("Retry-After") != "60" {
+		t.Fatalf("after a quiet hour the next lockout: Retry-After %q, want 60 again", rec.Header().Get("Retry-After"))
+	}
+	advance(61 * time.Second)
+	if rec := p.loginFrom(from, p.code()); rec.Code != http.StatusSeeOther {
+		t.Fatalf("after the lockout, the right link: %d, want 303", rec.Code)
+	}
+	for i := 0; i < 5; i++ {
+		p.loginFrom(from, "code=wrong")
+	}
+	if rec := p.loginFrom(from, p.code()); rec.Header().Get("Retry-After") != "60" {
+		t.Fatalf("after a sign-in the next lockout: Retry-After %q, want 60 again", rec.Header().Get("Retry-After"))
+	}
+}
+
+// TestImageTagsDoNotCount: <img src=".../login?token=x"> on any page the
+// person visits loads the link as an image; refused unseen, it never
+// counts, so it cannot keep the right link out.
+func TestImageTagsDoNotCount(t *testing.T) {
+	p := newPage(t, pageOpts{})
+	for i := 0; i < 20; i++ {
+		rec := p.loginFrom("127.0.0.1:40000", "code=wrong", "Sec-Fetch-Dest", "image", "Sec-Fetch-Mode", "no-cors", "Sec-Fetch-Site", "cross-site")
+		if rec.Code != http.StatusForbidden {
+			t.Fatalf("a sign-in loaded as an image: %d, want 403", rec.Code)
+		}
+	}
+	rec := p.loginFrom("127.0.0.1:40001", p.code(), "Sec-Fetch-Dest", "document", "Sec-Fetch-Mode", "navigate", "Sec-Fetch-Site", "none")
+	if rec.Code != http.StatusSeeOther {
+		t.Fatalf("the right link opened in the address bar after 20 <img> loads: %d %s, want 303", rec.Code, rec.Body)
+	}
+}
+
+// TestLoginSourcesAreBounded: wrong tokens from 5000 addresses keep the
+// table at its bound, and a locked source that keeps failing stays locked.
+func TestLoginSourcesAreBounded(t *testing.T) {
+	p := newPage(t, pageOpts{})
+	for i := 0; i < 5; i++ {
+		p.loginFrom("192.0.2.1:1", "code=wrong")
+	}
+	for i := 0; i < 5000; i++ {
+		p.loginFrom(fmt.Sprintf("10.%d.%d.%d:1", i>>16&255, i>>8&255, i&255), "code=wrong")
+		if i%100 == 0 {
+			p.loginFrom("192.0.2.1:1", "code=wrong") // the locked one keeps trying
+		}
+	}
+	if n := p.srv.logins.size(); n > 1024 {
+		t.Fatalf("the table of sources holds %d after 5000 addresses, want at most 1024", n)
+	}
+	if rec := p.loginFrom("192.0.2.1:1", p.code()); rec.Code != http.StatusTooManyRequests {
+		t.Fatalf("the locked source after the flood of others: %d, want still 429", rec.Code)
+	}
+}
+
 func TestRotationEndsOldCookies(t *testing.T) {
 	p := newPage(t, pageOpts{})
 	p.login()
 	old := p.token()
 	csrf := p.csrf()
+	before := p.link()
+	oldCookie := p.cookies()[0].Value
 	if err := Rotate(p.tokenPath); err != nil {
 		t.Fatal(err)
 	}
@@ -214,16 +345,16 @@ func TestRotationEndsOldCookies(t *testing.T) {
 	if res.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("old cookie and CSRF token after rotation: %d, want 401", res.StatusCode)
 	}
-	res, _ = p.do("GET", "/login?token="+old, "", nil)
-	if res.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("old link after rotation: %d, want 401", res.StatusCode)
+	p.client.Jar, _ = cookiejar.New(nil) // a browser with no cookie opens a link made before
+	res, body = p.do("GET", before, "", nil)
+	if res.StatusCode != http.StatusUnauthorized || !strings.Contains(body, "rotated") {
+		t.Fatalf("a link made before the rotation: %d %s, want 401 saying the token was rotated", res.StatusCode, body)
 	}
 	// A server started afresh on the new token (a restart) does not take the old cookie either.
 	tokens, err := NewTokens(p.tokenPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	oldCookie := p.cookies()[0].Value
 	if tokens.checkCookie(oldCookie, time.Now()) {
 		t.Fatal("a fresh server accepts a cookie of the old token")
 	}
@@ -422,5 +553,167 @@ func TestTLSRefusesHTTPOrigins(t *testing.T) {
 		if got := s.originAllowed(origin); got != want {
 			t.Errorf("TLS server, Origin %q: allowed %v, want %v", origin, got, want)
 		}
+	}
+}
+
+// TestRotationEndsOpenStreams: a page's live feed opened before
+// `agentd web --rotate` ends at the rotation, telling the page why,
+// instead of sending screens to a browser whose cookie is void.
+func TestRotationEndsOpenStreams(t *testing.T) {
+	p := newPage(t, pageOpts{})
+	p.login()
+	events := p.stream("/api/events")
+	awaitEvent(t, events, "the first snapshot", func(ev sse) bool { return ev.name == "sessions" })
+	if err := Rotate(p.tokenPath); err != nil {
+		t.Fatal(err)
+	}
+	rest := awaitEnd(t, events, "after agentd web --rotate")
+	if len(rest) == 0 || rest[len(rest)-1].name != "signed-out" || !strings.Contains(rest[len(rest)-1].data, "--rotate") {
+		t.Fatalf("the stream's last events %v, want a signed-out event naming --rotate", rest)
+	}
+	if !strings.Contains(p.logText(), "closed an event stream") {
+		t.Error("the closing is not logged")
+	}
+}
+
+// TestExpiryEndsOpenStreams: a stream opened a second before its cookie
+// expires ends when it does.
+func TestExpiryEndsOpenStreams(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	p := newPage(t, pageOpts{now: clock})
+	p.login()
+	mu.Lock()
+	now = now.Add(30*24*time.Hour - time.Second)
+	mu.Unlock()
+	events := p.stream("/api/events")
+	awaitEvent(t, events, "the first snapshot", func(ev sse) bool { return ev.name == "sessions" })
+	rest := awaitEnd(t, events, "its cookie's expiry")
+	if len(rest) == 0 || rest[len(rest)-1].name != "signed-out" || !strings.Contains(rest[len(rest)-1].data, "expired") {
+		t.Fatalf("the stream's last events %v, want a signed-out event saying the sign-in expired", rest)
+	}
+}
+
+// freshBrowser is another browser (an empty cookie jar) for the same page server.
+func (p *page) freshBrowser() *page {
+	q := *p
+	jar, _ := cookiejar.New(nil)
+	c := *p.client
+	c.Jar = jar
+	q.client = &c
+	return &q
+}
+
+// TestLinkSignsInOnce: the link left in a browser's history (and synced
+// to the person's other devices) signs nobody in: its code is spent.
+func TestLinkSignsInOnce(t *testing.T) {
+	p := newPage(t, pageOpts{})
+	link := p.link()
+	if strings.Contains(link, p.token()) {
+		t.Fatalf("the link %s carries the token", link)
+	}
+	res, _ := p.do("GET", link, "", nil)
+	if res.StatusCode != http.StatusSeeOther || len(res.Cookies()) != 1 {
+		t.Fatalf("the link, first time: %d, want 303 and a cookie", res.StatusCode)
+	}
+	// Opened again where it signed in (a reload): the page, nothing spent.
+	if res, _ := p.do("GET", link, "", nil); res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/" {
+		t.Fatalf("the link again in the browser it signed in: %d, want 303 to /", res.StatusCode)
+	}
+	other := p.freshBrowser()
+	res, body := other.do("GET", link, "", nil)
+	if res.StatusCode != http.StatusUnauthorized || len(res.Cookies()) != 0 || !strings.Contains(body, "used already") ||
+		!strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") {
+		t.Fatalf("the used link in another browser: %d %s, want 401, no cookie, a page saying it was used", res.StatusCode, body)
+	}
+}
+
+// TestTokenInALinkIsRefused: the long-lived token never signs in from a
+// URL, not even the right one (an old link, a bookmark).
+func TestTokenInALinkIsRefused(t *testing.T) {
+	p := newPage(t, pageOpts{})
+	res, body := p.do("GET", "/login?token="+p.token(), "", nil)
+	if res.StatusCode == http.StatusSeeOther || len(res.Cookies()) != 0 || !strings.Contains(body, "one-time code") {
+		t.Fatalf("/login?token=<the right token>: %d cookies %v %s, want refused, naming the one-time codes", res.StatusCode, res.Cookies(), body)
+	}
+}
+
+// TestLinkExpires: a link not used within its life signs nobody in, and
+// saying so does not count as a guess.
+func TestLinkExpires(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	p := newPage(t, pageOpts{now: clock})
+	l, err := p.srv.NewLink(p.base, PrintedLinkLife)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	now = now.Add(PrintedLinkLife)
+	mu.Unlock()
+	res, body := p.do("GET", strings.TrimPrefix(l, p.base), "", nil)
+	if res.StatusCode != http.StatusUnauthorized || !strings.Contains(body, "expired") {
+		t.Fatalf("a printed link after %v: %d %s, want 401 saying it expired", PrintedLinkLife, res.StatusCode, body)
+	}
+	if n := p.srv.logins.size(); n != 0 {
+		t.Fatalf("an expired link counted as a failure (%d sources)", n)
+	}
+}
+
+// TestPageMakesALinkForAnotherDevice: a signed-in page makes a one-time
+// link (and its QR code) on its own origin for a second device.
+func TestPageMakesALinkForAnotherDevice(t *testing.T) {
+	p := newPage(t, pageOpts{})
+	p.login()
+	if res, body := p.post("/api/link", `{}`, "", nil); res.StatusCode != http.StatusForbidden {
+		t.Fatalf("POST /api/link without the CSRF token: %d %s, want 403", res.StatusCode, body)
+	}
+	res, body := p.post("/api/link", `{}`, p.csrf(), nil)
+	var l struct {
+		Link             string
+		ExpiresInSeconds int
+		QR               []string
+	}
+	if err := json.Unmarshal([]byte(body), &l); err != nil || res.StatusCode != 200 || !strings.HasPrefix(l.Link, p.base+"/login?code=") ||
+		l.ExpiresInSeconds != 600 || len(l.QR) < 21 || len(l.QR[0]) != len(l.QR) {
+		t.Fatalf("POST /api/link: %d %s, want a link on %s, 600 s, a square QR code", res.StatusCode, body, p.base)
+	}
+	phone := p.freshBrowser()
+	if res, _ := phone.do("GET", strings.TrimPrefix(l.Link, p.base), "", nil); res.StatusCode != http.StatusSeeOther || len(res.Cookies()) != 1 {
+		t.Fatalf("the second device opens the link: %d, want 303 and a cookie", res.StatusCode)
+	}
+	if res, _ := p.freshBrowser().do("GET", strings.TrimPrefix(l.Link, p.base), "", nil); res.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("a third browser opens the same link: %d, want 401", res.StatusCode)
+	}
+}
+
+// TestStreamSendsKeepAlives: the feed sends a "ping" event the page can
+// see (a comment line never reaches its script), and /api/hello says how
+// often, so a page that stops hearing them knows it is stale.
+func TestStreamSendsKeepAlives(t *testing.T) {
+	p := newPage(t, pageOpts{keepAlive: 50 * time.Millisecond})
+	p.login()
+	_, hello := p.do("GET", "/api/hello", "", nil)
+	if !strings.Contains(hello, `"keepAliveMs":50`) {
+		t.Fatalf("/api/hello %s, want keepAliveMs 50", hello)
+	}
+	events := p.stream("/api/events")
+	for i := 0; i < 2; i++ {
+		awaitEvent(t, events, fmt.Sprintf("keep-alive ping %d", i+1), func(ev sse) bool { return ev.name == "ping" })
+	}
+}
+
+// TestPrefetchDoesNotSpendALink: a browser fetching the link ahead of the
+// person (Sec-Purpose: prefetch) leaves its code for the real visit.
+func TestPrefetchDoesNotSpendALink(t *testing.T) {
+	p := newPage(t, pageOpts{})
+	q := p.code()
+	if rec := p.loginFrom("127.0.0.1:1", q, "Sec-Purpose", "prefetch;prerender"); rec.Code == http.StatusSeeOther || len(rec.Result().Cookies()) != 0 {
+		t.Fatalf("a prefetch of the link: %d, want no sign-in", rec.Code)
+	}
+	if rec := p.loginFrom("127.0.0.1:1", q); rec.Code != http.StatusSeeOther {
+		t.Fatalf("the link opened after a prefetch: %d %s, want 303", rec.Code, rec.Body)
 	}
 }

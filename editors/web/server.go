@@ -13,15 +13,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html/template"
 	"io"
 	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
+	qrcode "github.com/skip2/go-qrcode"
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/agentd/agentd/rpc"
@@ -50,11 +53,22 @@ type Options struct {
 	AllowInput bool
 	Version    string
 	Log        *slog.Logger
-	// LoginFailures within LoginWindow lock logins until the window passes
-	// (defaults 5 and 1 minute).
-	LoginFailures int
-	LoginWindow   time.Duration
-	Now           func() time.Time
+	// LoginFailures within LoginWindow from one source (remote address)
+	// lock that source out for LoginLockout, twice as long at each lockout
+	// after, up to LoginLockoutMax (defaults 5, 10 minutes, 1 minute, 1
+	// hour). LoginSources bounds the table of sources (default 1024).
+	LoginFailures   int
+	LoginWindow     time.Duration
+	LoginLockout    time.Duration
+	LoginLockoutMax time.Duration
+	LoginSources    int
+	// KeepAlive is how often an open event stream gets a "ping" event
+	// (default 10 s); the page shows itself stale after three missed.
+	KeepAlive time.Duration
+	// TokenCheck is how often the token file is read for a rotation
+	// (default 2 s): open streams end when it changes.
+	TokenCheck time.Duration
+	Now        func() time.Time
 }
 
 // Server serves the page and its API.
@@ -62,6 +76,7 @@ type Server struct {
 	o      Options
 	b      *bridge
 	logins *limiter
+	codes  *codes
 	hosts  map[string]bool
 	mux    *http.ServeMux
 }
@@ -78,9 +93,24 @@ func New(o Options) *Server {
 		o.LoginFailures = 5
 	}
 	if o.LoginWindow == 0 {
-		o.LoginWindow = time.Minute
+		o.LoginWindow = 10 * time.Minute
 	}
-	s := &Server{o: o, b: newBridge(o.Dial, o.Log), logins: &limiter{max: o.LoginFailures, window: o.LoginWindow}, hosts: map[string]bool{}}
+	if o.LoginLockout == 0 {
+		o.LoginLockout = time.Minute
+	}
+	if o.LoginLockoutMax == 0 {
+		o.LoginLockoutMax = time.Hour
+	}
+	if o.LoginSources == 0 {
+		o.LoginSources = 1024
+	}
+	if o.KeepAlive == 0 {
+		o.KeepAlive = 10 * time.Second
+	}
+	if o.TokenCheck == 0 {
+		o.TokenCheck = 2 * time.Second
+	}
+	s := &Server{o: o, b: newBridge(o.Dial, o.Log), logins: newLimiter(o.LoginFailures, o.LoginWindow, o.LoginLockout, o.LoginLockoutMax, o.LoginSources), codes: newCodes(64), hosts: map[string]bool{}}
 	for _, h := range o.Hosts {
 		s.hosts[strings.ToLower(h)] = true
 	}
@@ -92,6 +122,7 @@ func New(o Options) *Server {
 // returns the first attempt's error (the server still runs: it tries
 // again every 2 s, and the page says it is not connected).
 func (s *Server) Start(ctx context.Context) error {
+	go s.o.Tokens.Watch(ctx, s.o.TokenCheck)
 	ready := make(chan error, 1)
 	go s.b.run(ctx, ready)
 	return <-ready
@@ -112,6 +143,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/answer", s.changes(s.answer))
 	m.HandleFunc("POST /api/seen", s.changes(s.seen))
 	m.HandleFunc("POST /api/send", s.changes(s.send))
+	m.HandleFunc("POST /api/link", s.changes(s.link))
 	s.mux = m
 }
 
@@ -168,31 +200,173 @@ func (s *Server) hostAllowed(host string) bool {
 	return false
 }
 
-// login exchanges the token in the link for a cookie, and sends the
-// browser on to / so the token leaves the address bar and its history.
+// NewLink is a one-time sign-in link on base (scheme://host[:port]),
+// good for life: what agentd web prints, each start afresh.
+func (s *Server) NewLink(base string, life time.Duration) (string, error) {
+	tok, err := s.o.Tokens.current()
+	if err != nil {
+		return "", err
+	}
+	c, err := s.codes.make(tok, s.o.Now(), life)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(base, "/") + "/login?code=" + c, nil
+}
+
+// login exchanges the one-time code in the link for a cookie, and sends
+// the browser on to /; the code is spent, so the link left in the
+// browser's history (and synced to other devices) signs nobody in. What
+// it answers is a page for a person (a phone), never raw JSON.
 func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	now := s.o.Now()
-	if s.logins.blocked(now) {
-		s.o.Log.Warn("web: login refused: too many failures", "remote", r.RemoteAddr, "ua", r.UserAgent())
-		w.Header().Set("Retry-After", fmt.Sprint(int(s.o.LoginWindow.Seconds())))
-		httpError(w, http.StatusTooManyRequests, "too many wrong tokens: wait a minute and open the link agentd web printed")
+	// A sign-in link is opened in the address bar: an <img>, a script or a
+	// frame of some other page pointing here is refused before it can
+	// count against anyone (browsers say what loads a URL in Sec-Fetch-Dest).
+	if dest := r.Header.Get("Sec-Fetch-Dest"); dest != "" && dest != "document" {
+		s.o.Log.Warn("web: refused a sign-in that is not a page load", append([]any{"dest", dest}, who(r)...)...)
+		messagePage(w, http.StatusForbidden, "Open the link in the address bar",
+			"A sign-in link works only when a browser opens it as a page, not as an image, a script or a frame of another page.")
 		return
 	}
-	if !s.o.Tokens.checkToken(r.URL.Query().Get("token")) {
-		s.logins.fail(now)
-		s.o.Log.Warn("web: login with a wrong token", "remote", r.RemoteAddr, "ua", r.UserAgent())
-		httpError(w, http.StatusUnauthorized, "wrong or old token: open the link agentd web printed (agentd web --rotate makes old links stop working)")
+	// A browser fetching ahead (the address bar's prerender, a speculation
+	// rule) would spend the code before the person opens the link.
+	if r.Header.Get("Sec-Purpose") != "" || r.Header.Get("Purpose") == "prefetch" {
+		w.Header().Set("Cache-Control", "no-store")
+		messagePage(w, http.StatusServiceUnavailable, "Not fetched ahead", "A sign-in link is spent only when it is opened.")
+		return
+	}
+	q := r.URL.Query()
+	if q.Has("token") {
+		// Never checked: the long-lived token is not to travel in a URL.
+		s.o.Log.Warn("web: refused a link with ?token= (links carry one-time codes)", who(r)...)
+		messagePage(w, http.StatusBadRequest, "This is an old kind of link",
+			"Links no longer carry the access token; each carries a one-time code instead.",
+			"Open the link agentd web printed when it started, or make one on a signed-in page (“Link a device”).")
+		return
+	}
+	// Signed in already (a reload, the link opened again): the page, and
+	// the code is left for whoever it was meant for.
+	if s.cookie(r) != "" {
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
+	key := sourceKey(r.RemoteAddr)
+	if until, locked := s.logins.locked(key, now); locked {
+		s.o.Log.Warn("web: login refused: too many failures from this source", append([]any{"source", key, "until", until.UTC().Format(time.RFC3339)}, who(r)...)...)
+		s.lockedOut(w, key, until, now)
+		return
+	}
+	tok, err := s.o.Tokens.current()
+	if err != nil {
+		messagePage(w, http.StatusInternalServerError, "agentd web cannot sign you in", err.Error())
+		return
+	}
+	if why := s.codes.redeem(q.Get("code"), tok, now); why != 0 {
+		if why == codeUnknown {
+			if until := s.logins.fail(key, now); !until.IsZero() {
+				s.o.Log.Warn("web: login with an unknown code; source locked out", append([]any{"source", key}, who(r)...)...)
+				s.lockedOut(w, key, until, now)
+				return
+			}
+		}
+		s.o.Log.Warn("web: login refused", append([]any{"source", key, "why", codeWhy[why]}, who(r)...)...)
+		messagePage(w, http.StatusUnauthorized, "This link does not sign in", codeWhy[why], getALink)
 		return
 	}
 	v, err := s.o.Tokens.newCookie(now)
 	if err != nil {
+		messagePage(w, http.StatusInternalServerError, "agentd web cannot sign you in", err.Error())
+		return
+	}
+	s.logins.succeeded(key)
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: v, Path: "/", HttpOnly: true, Secure: s.o.TLS,
+		SameSite: http.SameSiteStrictMode, MaxAge: int(cookieLife.Seconds())})
+	s.o.Log.Info("web: signed in", who(r)...)
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+var codeWhy = map[int]string{
+	codeUnknown: "Its code is not one this agentd web made: mistyped, or made before agentd web last started (a restart voids the links printed before).",
+	codeUsed:    "It was used already: each link signs in one browser, once.",
+	codeExpired: fmt.Sprintf("It expired: a printed link lasts %v, one made on a page %v.", PrintedLinkLife, PageLinkLife),
+	codeRotated: "The access token was rotated since it was made (agentd web --rotate).",
+}
+
+const getALink = "For a fresh link: restart agentd web (it prints one each start), or on a browser that is signed in, tap “Link a device”."
+
+// link makes a one-time link for another device, on the page's own
+// origin (checked by changes), with its QR code for the page to draw.
+func (s *Server) link(w http.ResponseWriter, r *http.Request, _ []byte) {
+	l, err := s.NewLink(r.Header.Get("Origin"), PageLinkLife)
+	if err != nil {
 		httpError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: v, Path: "/", HttpOnly: true, Secure: s.o.TLS,
-		SameSite: http.SameSiteStrictMode, MaxAge: int(cookieLife.Seconds())})
-	s.o.Log.Info("web: signed in", "remote", r.RemoteAddr, "ua", r.UserAgent())
-	http.Redirect(w, r, "/", http.StatusSeeOther)
+	q, err := qrcode.New(l, qrcode.Medium)
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	var rows []string
+	for _, row := range q.Bitmap() {
+		b := make([]byte, len(row))
+		for i, dark := range row {
+			b[i] = '0'
+			if dark {
+				b[i] = '1'
+			}
+		}
+		rows = append(rows, string(b))
+	}
+	s.o.Log.Info("web: made a link for another device", who(r)...)
+	writeJSON(w, http.StatusOK, map[string]any{"link": l, "expiresInSeconds": int(PageLinkLife.Seconds()), "qr": rows})
+}
+
+// lockedOut tells a locked-out browser what happened and when to try again.
+func (s *Server) lockedOut(w http.ResponseWriter, key string, until, now time.Time) {
+	wait := until.Sub(now)
+	secs := int((wait + time.Second - 1) / time.Second)
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	when := fmt.Sprintf("%d seconds", secs)
+	if secs > 90 {
+		when = fmt.Sprintf("%d minutes", (secs+59)/60)
+	}
+	messagePage(w, http.StatusTooManyRequests, "Too many wrong sign-in links",
+		fmt.Sprintf("Sign-ins from this address (%s) failed too often, so agentd web refuses them for now, the right link too.", key),
+		fmt.Sprintf("Try again in %s (after %s UTC) with a fresh link.", when, until.UTC().Format("15:04:05")),
+		"Each lockout of the same address lasts twice as long as the one before. Other addresses can still sign in.")
+}
+
+// messageTemplate is the page /login answers with when it does not sign in.
+var messageTemplate = template.Must(template.New("message").Parse(`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>agentd — {{.Title}}</title>
+<link rel="icon" href="/icon.svg">
+<link rel="stylesheet" href="/app.css">
+</head>
+<body>
+<header><h1>agentd</h1></header>
+<main><section class="signin message">
+<h2>{{.Title}}</h2>
+{{range .Lines}}<p>{{.}}</p>
+{{end}}</section></main>
+</body>
+</html>
+`))
+
+// messagePage answers with a page saying title and lines, escaped.
+func messagePage(w http.ResponseWriter, status int, title string, lines ...string) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_ = messageTemplate.Execute(w, struct {
+		Title string
+		Lines []string
+	}{title, lines})
 }
 
 // cookie is the request's valid cookie, or "".
@@ -265,7 +439,8 @@ func (s *Server) hello(w http.ResponseWriter, r *http.Request, cookie string) {
 		httpError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"csrf": csrf, "allowInput": s.o.AllowInput, "version": s.o.Version})
+	writeJSON(w, http.StatusOK, map[string]any{"csrf": csrf, "allowInput": s.o.AllowInput, "version": s.o.Version,
+		"keepAliveMs": s.o.KeepAlive.Milliseconds()})
 }
 
 func (s *Server) sessions(w http.ResponseWriter, r *http.Request, _ string) {
@@ -273,8 +448,12 @@ func (s *Server) sessions(w http.ResponseWriter, r *http.Request, _ string) {
 }
 
 // events is the page's live feed (server-sent events): the sessions, each
-// change of state, and the watched session's screen.
-func (s *Server) events(w http.ResponseWriter, r *http.Request, _ string) {
+// change of state, the watched session's screen, and a "ping" every
+// KeepAlive so the page can tell a quiet feed from a dead one. The cookie
+// is checked again before every event (cheaply: the token's generation
+// and the cookie's age) and when the token changes, so a rotation or the
+// cookie's expiry ends a stream that was open before it.
+func (s *Server) events(w http.ResponseWriter, r *http.Request, cookie string) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
 		httpError(w, http.StatusInternalServerError, "streaming unsupported")
@@ -285,23 +464,66 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, _ string) {
 		httpError(w, http.StatusBadRequest, "watch: session id too long")
 		return
 	}
+	rotated, gen := s.o.Tokens.changes()
+	issued, _ := cookieIssued(cookie)
+	expires := issued.Add(cookieLife)
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
 	fl.Flush()
 	st := s.b.open(r.Context(), watchID)
 	defer s.b.close(st)
-	keepAlive := time.NewTicker(25 * time.Second)
+	keepAlive := time.NewTicker(s.o.KeepAlive)
 	defer keepAlive.Stop()
+	expiry := time.NewTimer(expires.Sub(s.o.Now()))
+	defer expiry.Stop()
+	// signedOut tells the page why its feed ends, so it stops reconnecting
+	// and says what to do, instead of retrying into 401s.
+	signedOut := func(why string) {
+		s.o.Log.Info("web: closed an event stream", append([]any{"why", why}, who(r)...)...)
+		data, _ := json.Marshal(map[string]string{"error": why})
+		_, _ = fmt.Fprintf(w, "event: signed-out\ndata: %s\n\n", data)
+		fl.Flush()
+	}
+	stillValid := func() bool {
+		if s.o.Tokens.generation() != gen {
+			signedOut("this browser is signed out: the access token changed (agentd web --rotate); open a new link from agentd web")
+			return false
+		}
+		if !s.o.Now().Before(expires) {
+			signedOut(expiredMsg)
+			return false
+		}
+		return true
+	}
 	for {
 		select {
 		case <-r.Context().Done():
 			return
 		case <-st.gone:
 			return
+		case <-rotated:
+			if !s.o.Tokens.checkCookie(cookie, s.o.Now()) {
+				signedOut("this browser is signed out: the access token changed (agentd web --rotate) or its file is unusable; open a new link from agentd web")
+				return
+			}
+			// The file changed but not the token (touched): keep going.
+			rotated, gen = s.o.Tokens.changes()
+			continue
+		case <-expiry.C:
+			signedOut(expiredMsg)
+			return
 		case <-keepAlive.C:
-			_, _ = io.WriteString(w, ": keep-alive\n\n")
+			if !stillValid() {
+				return
+			}
+			if _, err := io.WriteString(w, "event: ping\ndata: {}\n\n"); err != nil {
+				return
+			}
 		case ev := <-st.ch:
+			if !stillValid() {
+				return
+			}
 			if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.name, ev.data); err != nil {
 				return
 			}
@@ -309,6 +531,8 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, _ string) {
 		fl.Flush()
 	}
 }
+
+const expiredMsg = "this browser's sign-in expired (30 days); open a new link from agentd web"
 
 // who is where a request came from, for the log.
 func who(r *http.Request) []any {

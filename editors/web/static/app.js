@@ -13,6 +13,14 @@ let source = null;
 let shownPrompt = ''; // the promptId whose buttons are on the page
 let connected = false;
 const seenSent = new Set();
+// The live feed's health: the server sends a ping every keepAliveMs; a
+// page that heard nothing for three of them is stale (a sleeping phone's
+// feed goes quiet without an error) and its answer buttons are off.
+let keepAliveMs = 10000;
+let heardAt = Date.now();
+let triedAt = 0;
+let stale = false;
+let signedOut = false;
 
 function el(tag, cls, text) {
   const e = document.createElement(tag);
@@ -73,7 +81,11 @@ function renderList() {
     const top = el('div', 'top');
     top.append(el('span', 'name', s.name || s.sessionId), el('span', 'badge b-' + s.state, stateLabel(s)));
     b.append(top, el('div', 'sub', (s.agent || '?') + ' · ' + shortPath(s.cwd)));
-    if (s.state === 'blocked' && s.prompt && s.prompt.question) b.append(el('div', 'q', s.prompt.question));
+    if (s.state === 'blocked' && s.prompt) {
+      const sub = s.prompt.subject;
+      if (sub && sub.text) b.append(el('div', 'q subj', `${sub.kind}: ${sub.text}`));
+      else if (s.prompt.question) b.append(el('div', 'q', s.prompt.question));
+    }
     b.addEventListener('click', () => select(s.sessionId));
     list.append(b);
   }
@@ -118,7 +130,7 @@ function renderPrompt(s) {
   const card = el('div', 'prompt');
   card.dataset.promptId = p.promptId;
   card.append(el('p', 'question', p.question || 'The agent is waiting on you.'));
-  if (p.tool && (p.tool.input || p.tool.title)) card.append(el('p', 'tool', p.tool.input || p.tool.title));
+  if (p.subject) card.append(renderSubject(p.subject));
   const opts = el('div', 'options');
   for (const o of p.options || []) {
     const b = el('button', o.kind || '', o.label);
@@ -146,9 +158,39 @@ function renderPrompt(s) {
   box.append(card);
 }
 
+// renderSubject shows what the prompt approves: its kind, the command or
+// path in monospace, and the rest (a diff, a long command) to expand. It
+// is an agent's text: it goes in as text nodes only, never as markup.
+function renderSubject(sub) {
+  const box = el('div', 'subject');
+  const head = el('div', 'subject-head');
+  head.append(el('span', 'subject-kind', sub.kind));
+  if (sub.text) head.append(el('code', 'subject-text', sub.text));
+  else head.append(el('span', 'subject-unread', 'agentd could not read what this approves: look at the screen below before you answer.'));
+  if (sub.truncated && sub.text) head.append(el('span', 'subject-cut', 'cut: not all of it could be read'));
+  box.append(head);
+  if (sub.detail && sub.detail !== sub.text) {
+    const more = el('details', 'subject-detail');
+    const diff = sub.kind === 'edit' || sub.kind === 'write';
+    more.append(el('summary', '', diff ? 'Show the change' : 'Show all of it'));
+    const pre = el('pre');
+    for (const line of sub.detail.split('\n')) {
+      let cls = '';
+      if (diff && /^\+(?!\+\+ )/.test(line)) cls = 'add';
+      else if (diff && /^-(?!-- )/.test(line)) cls = 'del';
+      else if (diff && /^@@/.test(line)) cls = 'hunk';
+      pre.append(el('span', cls, line + '\n'));
+    }
+    more.append(pre);
+    box.append(more);
+  }
+  return box;
+}
+
 // answer sends the promptId the buttons were drawn for: if the agent has
 // moved on, the daemon refuses and nothing is typed.
 async function answer(sessionId, promptId, choice, card) {
+  if (stale) return; // the buttons are off while the page may show an old prompt
   const buttons = card.querySelectorAll('button');
   buttons.forEach((b) => { b.disabled = true; });
   notice('');
@@ -223,17 +265,61 @@ function setConn(up, err) {
   connected = up;
   // A screen that is not live any more is shown as such.
   document.body.classList.toggle('offline', !up);
+  renderConn(err);
+}
+
+function renderConn(err) {
   const c = $('conn');
-  c.className = 'conn ' + (up ? 'up' : 'down');
-  c.textContent = up ? 'live' : (err ? 'daemon not connected' : 'reconnecting…');
+  if (signedOut) {
+    c.className = 'conn down';
+    c.textContent = 'signed out';
+  } else if (stale) {
+    c.className = 'conn stale';
+    c.textContent = 'stale';
+  } else {
+    c.className = 'conn ' + (connected ? 'up' : 'down');
+    c.textContent = connected ? 'live' : (err ? 'daemon not connected' : 'reconnecting…');
+  }
   c.title = err || '';
 }
 
+// setStale turns the answer buttons off (or on again) and says why.
+function setStale(on, why) {
+  stale = on;
+  document.body.classList.toggle('stale', on);
+  document.querySelectorAll('#prompt button').forEach((b) => { b.disabled = on; });
+  const banner = $('banner');
+  banner.textContent = on ? why : '';
+  banner.hidden = !on;
+  renderConn();
+}
+
+// heard: something came on the feed, so what the page shows is current.
+function heard() {
+  heardAt = Date.now();
+  if (stale && !signedOut) setStale(false);
+}
+
+// watchdog: silence for three keep-alives marks the page stale; while
+// stale it opens the feed again once per keep-alive.
+function watchdog() {
+  if (signedOut || !source) return;
+  const quiet = Date.now() - heardAt;
+  if (!stale && quiet > 3 * keepAliveMs) {
+    setStale(true, 'No news from agentd web for ' + Math.round(quiet / 1000) + ' s, so what this page shows may be old. ' +
+      'The answer buttons are off until it is live again. Reconnecting…');
+  }
+  if (stale && Date.now() - triedAt >= keepAliveMs) connect();
+}
+
 function connect() {
+  if (signedOut) return;
   if (source) source.close();
+  triedAt = Date.now();
   const url = '/api/events' + (selected ? '?watch=' + encodeURIComponent(selected) : '');
   source = new EventSource(url);
   source.addEventListener('sessions', (ev) => {
+    heard();
     const d = JSON.parse(ev.data);
     sessions = new Map(d.sessions.map((s) => [s.sessionId, s]));
     setConn(d.connected, d.error);
@@ -241,17 +327,57 @@ function connect() {
     renderInfo();
   });
   source.addEventListener('update', (ev) => {
+    heard();
     const d = JSON.parse(ev.data);
     for (const s of d.sessions) sessions.set(s.sessionId, s);
     renderList();
     if (d.sessions.some((s) => s.sessionId === selected)) renderInfo();
   });
-  source.addEventListener('screen', (ev) => renderScreen(JSON.parse(ev.data)));
+  source.addEventListener('screen', (ev) => { heard(); renderScreen(JSON.parse(ev.data)); });
   source.addEventListener('screen-error', (ev) => {
+    heard();
     const d = JSON.parse(ev.data);
     if (d.sessionId === selected) $('screen').replaceChildren(el('span', 'screennote', 'No screen: ' + d.error));
   });
-  source.onerror = () => setConn(false, '');
+  source.addEventListener('ping', heard);
+  // The token was rotated or the sign-in expired: reconnecting would only
+  // meet 401s, so the page stops and says what to do.
+  source.addEventListener('signed-out', (ev) => {
+    const d = JSON.parse(ev.data);
+    signedOut = true;
+    source.close();
+    setStale(true, 'Signed out: ' + d.error + '.');
+  });
+  source.onerror = () => {
+    setConn(false, '');
+    if (!stale && !signedOut) setStale(true, 'Lost the connection to agentd web. The answer buttons are off until the page is live again. Reconnecting…');
+  };
+}
+
+// linkDevice shows a one-time link, and its QR code, for another device.
+async function linkDevice() {
+  try {
+    const d = await post('/api/link', {});
+    drawQR($('linkqr'), d.qr);
+    $('linktext').textContent = d.link;
+    $('linkmins').textContent = String(Math.round(d.expiresInSeconds / 60));
+    $('linkdlg').showModal();
+  } catch (e) {
+    notice('Could not make a link: ' + e.message);
+  }
+}
+
+function drawQR(canvas, rows) {
+  const n = rows.length;
+  const px = Math.max(2, Math.floor(232 / n));
+  canvas.width = canvas.height = n * px;
+  const g = canvas.getContext('2d');
+  g.fillStyle = '#fff';
+  g.fillRect(0, 0, n * px, n * px);
+  g.fillStyle = '#000';
+  rows.forEach((row, y) => {
+    for (let x = 0; x < row.length; x++) if (row[x] === '1') g.fillRect(x * px, y * px, px, px);
+  });
 }
 
 async function start() {
@@ -260,7 +386,11 @@ async function start() {
   const h = await r.json();
   csrf = h.csrf;
   allowInput = h.allowInput;
+  if (h.keepAliveMs > 0) keepAliveMs = h.keepAliveMs;
+  setInterval(watchdog, 1000);
   $('back').addEventListener('click', () => select(''));
+  $('linkbtn').addEventListener('click', linkDevice);
+  $('linkclose').addEventListener('click', () => $('linkdlg').close());
   $('sendform').addEventListener('submit', async (ev) => {
     ev.preventDefault();
     const input = $('sendtext');
