@@ -264,8 +264,9 @@ func (rc *regionCache) styles(name string) []string {
 	if r.Source == "title" || r.Source == "progress" {
 		return nil
 	}
-	start, end := r.bounds(rc.s)
-	return rc.s.Styles[start:end]
+	s := r.withoutSidebar(rc.s)
+	start, end := r.bounds(s)
+	return s.Styles[start:end]
 }
 
 func (rc *regionCache) text(name string) string {
@@ -311,8 +312,66 @@ func (r *Region) rows(s Screen) []string {
 	case "progress":
 		return []string{s.Progress.String()}
 	}
+	s = r.withoutSidebar(s)
 	start, end := r.bounds(s)
 	return s.Lines[start:end]
+}
+
+// withoutSidebar is s with the region's sidebar left out of every row
+// (and its styles), where the screen has one: wider than SidebarWider,
+// every row blank in the sidebar's two-column margin (a menu's hints run
+// across it where the agent drew no sidebar). The rows are cut before the
+// region is chosen, so a row that held only the sidebar's words is empty.
+func (r *Region) withoutSidebar(s Screen) Screen {
+	if r.Sidebar <= 0 || s.Cols <= r.SidebarWider || s.Cols <= r.Sidebar {
+		return s
+	}
+	col := s.Cols - r.Sidebar
+	for _, row := range s.Lines {
+		head := cutAt(row, col)
+		if margin := cutAt(row[len(head):], 2); strings.TrimSpace(margin) != "" {
+			return s
+		}
+	}
+	lines := make([]string, len(s.Lines))
+	var styles []string
+	if len(s.Styles) == len(s.Lines) {
+		styles = make([]string, len(s.Lines))
+	}
+	for i, row := range s.Lines {
+		lines[i] = strings.TrimRight(cutAt(row, col), " ")
+		if styles != nil {
+			styles[i] = s.Styles[i][:min(utf8.RuneCountInString(lines[i]), len(s.Styles[i]))]
+		}
+	}
+	s.Lines, s.Styles = lines, styles
+	return s
+}
+
+// cutAt is row up to column col: the glyphs that start left of it.
+func cutAt(row string, col int) string {
+	w := 0
+	for i, c := range row {
+		if w >= col {
+			return row[:i]
+		}
+		w += runeWidth(c)
+	}
+	return row
+}
+
+// runeWidth is how many columns c takes on a terminal: 2 for East Asian
+// wide and emoji glyphs, else 1 (near enough the emulator's go-runewidth
+// for telling where a column is).
+func runeWidth(c rune) int {
+	switch {
+	case c >= 0x1100 && c <= 0x115f, c >= 0x2e80 && c <= 0xa4cf && c != 0x303f,
+		c >= 0xac00 && c <= 0xd7a3, c >= 0xf900 && c <= 0xfaff, c >= 0xfe30 && c <= 0xfe4f,
+		c >= 0xff00 && c <= 0xff60, c >= 0xffe0 && c <= 0xffe6, c >= 0x1f300 && c <= 0x1f64f,
+		c >= 0x1f900 && c <= 0x1f9ff, c >= 0x20000 && c <= 0x3fffd:
+		return 2
+	}
+	return 1
 }
 
 // bounds is where the region's rows are in s.Lines.
@@ -590,6 +649,13 @@ func (p *PromptParser) questionRow(rows []string) (row int, inline bool) {
 	}
 	if last < 0 {
 		return -1, false
+	}
+	if p.HeadFirst {
+		for i := 0; i < last; i++ {
+			if !p.option.MatchString(rows[i]) && p.pick(rows[i]) != "" {
+				return i, false
+			}
+		}
 	}
 	for i := last - 1; i >= 0; i-- {
 		if !p.option.MatchString(rows[i]) && p.pick(rows[i]) != "" {

@@ -153,6 +153,13 @@ type Region struct {
 	After string `toml:"after"`
 	// Before ends the region above the first row matching it (after After).
 	Before string `toml:"before"`
+	// Sidebar, on a screen wider than SidebarWider columns, is the width
+	// of a sidebar the agent draws at the right of every row: where every
+	// row of the screen is blank in its first two columns (its margin),
+	// those columns and the rest of each row are left out before the
+	// region is chosen, so the sidebar's words never join a row's text.
+	Sidebar      int `toml:"sidebar"`
+	SidebarWider int `toml:"sidebar_wider"`
 
 	after, before *regexp.Regexp
 }
@@ -231,6 +238,12 @@ type PromptParser struct {
 	// seen before), the prompt says it could not be read (kind other,
 	// truncated) instead of saying nothing.
 	SubjectRequired bool `toml:"subject_required"`
+	// HeadFirst: the region holds this prompt alone, its head at the top,
+	// so the question and each subject reader's When row are the first
+	// rows that match, not the last: free text in the prompt's body (a
+	// script's "# comment", a line made to look like the head) cannot pass
+	// for them.
+	HeadFirst bool `toml:"head_first"`
 
 	question, option, continuation, reject *regexp.Regexp
 	settle, keyGap                         time.Duration
@@ -353,6 +366,9 @@ func (m *Manifest) compile(file string, data []byte) error {
 		}
 		if r.Bottom < 0 {
 			return errAt(line, id, "bottom %d: want 0 or more", r.Bottom)
+		}
+		if r.Sidebar < 0 || r.SidebarWider < 0 {
+			return errAt(line, id, "sidebar %d, sidebar_wider %d: want 0 or more", r.Sidebar, r.SidebarWider)
 		}
 		if r.after, err = compileRow(r.After); err != nil {
 			return errAt(line, id, "after: %v", err)

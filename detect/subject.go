@@ -51,7 +51,8 @@ type SubjectReader struct {
 	Kind string `toml:"kind"`
 	// When matches the row that says this reader applies ("Bash command",
 	// "Would you like to run the following command?"): the last such row
-	// above the menu. Reading starts there.
+	// above the menu (the first with the parser's HeadFirst). Reading
+	// starts there.
 	When string `toml:"when"`
 	// Text matches the row holding the one-line text, searched from the
 	// When row down to the menu; its group "text" (else its first group,
@@ -65,10 +66,12 @@ type SubjectReader struct {
 	// was too full for its first word.
 	Wrap string `toml:"wrap"`
 	// From starts the detail below the first row matching it after When;
-	// First starts it at that row. A reader with either whose row is not
-	// there does not apply (the next is tried): two layouts under one
-	// heading are told apart so. Without either there is a detail only
-	// when there is no Text: the rows below When.
+	// First starts it at that row, whose content is First's group "line"
+	// where it has one ("$ " left out of a command's first row only). A
+	// reader with either whose row is not there does not apply (the next
+	// is tried): two layouts under one heading are told apart so. Without
+	// either there is a detail only when there is no Text: the rows below
+	// When.
 	From  string `toml:"from"`
 	First string `toml:"first"`
 	// To ends the detail above the first row matching it; the detail ends
@@ -85,8 +88,13 @@ type SubjectReader struct {
 	// is off the screen (a file named by the question under a diff that
 	// does not fit): what it reads is always Truncated.
 	Partial bool `toml:"partial"`
+	// Clipped is matched against the rows from the When row to the end of
+	// the region, joined by newlines (multi-line mode): where it matches,
+	// the agent's box is full and may have cut the subject off without a
+	// word, so it is Truncated.
+	Clipped string `toml:"clipped"`
 
-	when, text, wrap, from, first, to, line, elided *regexp.Regexp
+	when, text, wrap, from, first, to, line, elided, clipped *regexp.Regexp
 }
 
 func (sr *SubjectReader) compile() error {
@@ -109,8 +117,13 @@ func (sr *SubjectReader) compile() error {
 	}{
 		{"when", sr.When, &sr.when}, {"text", sr.Text, &sr.text}, {"wrap", sr.Wrap, &sr.wrap}, {"from", sr.From, &sr.from},
 		{"first", sr.First, &sr.first}, {"to", sr.To, &sr.to}, {"line", sr.Line, &sr.line}, {"elided", sr.Elided, &sr.elided},
+		{"clipped", sr.Clipped, &sr.clipped},
 	} {
-		re, err := compileRow(f.src)
+		comp := compileRow
+		if f.name == "clipped" {
+			comp = compileOne // a pattern over several rows
+		}
+		re, err := comp(f.src)
 		if err != nil {
 			return fmt.Errorf("%s: %v", f.name, err)
 		}
@@ -121,14 +134,17 @@ func (sr *SubjectReader) compile() error {
 
 // read reads the subject from rows of a screen cols wide, where menu is
 // the first option row (len(rows) when none) and question the question row
-// (-1 when none). ok is false when the reader's When row, or its From or
-// First row, is not there.
-func (sr *SubjectReader) read(rows []string, question, menu, cols int) (Subject, bool) {
+// (-1 when none); headFirst takes the first When row, not the last. ok is
+// false when the reader's When row, or its From or First row, is not
+// there, or it reads nothing.
+func (sr *SubjectReader) read(rows []string, question, menu, cols int, headFirst bool) (Subject, bool) {
 	at := -1
 	for i := menu - 1; i >= 0; i-- {
 		if sr.when.MatchString(rows[i]) {
 			at = i
-			break
+			if !headFirst {
+				break
+			}
 		}
 	}
 	if at < 0 {
@@ -177,7 +193,9 @@ func (sr *SubjectReader) read(rows []string, question, menu, cols int) (Subject,
 				sub.Truncated = true
 				continue
 			}
-			if sr.line != nil && strings.TrimSpace(row) != "" {
+			if i == start && sr.first != nil && sr.first.SubexpIndex("line") > 0 {
+				row, _ = groupRaw(sr.first, row, "line")
+			} else if sr.line != nil && strings.TrimSpace(row) != "" {
 				// Untrimmed: a command's own indentation is kept.
 				l, ok := groupRaw(sr.line, row, "line")
 				if !ok {
@@ -195,6 +213,14 @@ func (sr *SubjectReader) read(rows []string, question, menu, cols int) (Subject,
 		if sub.Text == "" {
 			sub.Text = strings.Join(strings.Fields(sub.Detail), " ")
 		}
+	}
+	if sub.Text == "" && sub.Detail == "" {
+		// Its head without its body (drawn before the agent knew the
+		// command): nothing read, so the next reader is tried.
+		return Subject{}, false
+	}
+	if sr.clipped != nil && sr.clipped.MatchString(strings.Join(rows[at:], "\n")) {
+		sub.Truncated = true
 	}
 	return sub, true
 }
@@ -232,7 +258,7 @@ func (sr *SubjectReader) wrapped(below []string, prev string, cols int, oneWord 
 // question row (-1: none), menu the first option row.
 func (p *PromptParser) subject(rows []string, question, menu, cols int) *Subject {
 	for i := range p.Subject {
-		if sub, ok := p.Subject[i].read(rows, question, menu, cols); ok {
+		if sub, ok := p.Subject[i].read(rows, question, menu, cols, p.HeadFirst); ok {
 			sub.reader = fmt.Sprintf("%s.subject[%d]", p.name, i+1)
 			return &sub
 		}

@@ -167,6 +167,137 @@ func checkSubjectIs(t *testing.T, got *detect.Subject, want detect.Subject) {
 	}
 }
 
+// boxRules reads a prompt drawn the way OpenCode draws one: every row of
+// its box starts with "┃", its head at the top ("△ Permission required",
+// then "# <title>"), the command below as "$ " and its lines, the options
+// on one row; a 42-column sidebar at the right on screens wider than 120.
+const boxRules = `name = "box"
+[[region]]
+name = "box"
+after = '^\s*(?:[^┃\s]|$)'
+sidebar = 42
+sidebar_wider = 120
+[[rule]]
+id = "permission"
+state = "blocked"
+region = "box"
+match = ['^\s*┃\s+△ Permission required\s*$']
+prompt = "permission"
+[prompt.permission]
+kind = "permission"
+question = '^\s*┃ {4}[^\w\s] (\S.*?)\s*$'
+option = '(?:┃ {3}| {3})(?P<label>Allow once|Reject)\b'
+keys = "<right*{i}><enter>"
+subject_required = true
+head_first = true
+[[prompt.permission.subject]]
+kind = "command"
+when = '^\s*┃ {4}# \S'
+first = '^\s*┃  \$ (?P<line>.*)$'
+line = '^\s*┃(?:  (?P<line>.*))?$'
+clipped = '\A.*(?:\n.*){8}\z'
+`
+
+func boxPrompt(t *testing.T, cols int, rows ...string) *detect.Prompt {
+	t.Helper()
+	m, err := detect.ParseManifest("box.toml", []byte(boxRules))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := m.Classify(detect.ScreenFromText(strings.Join(rows, "\n"), cols, 30))
+	if v.State != detect.StateBlocked || v.Prompt == nil {
+		t.Fatalf("verdict %s (%s), want blocked", v.State, v.Reason)
+	}
+	return v.Prompt
+}
+
+// A script's "# comment", two spaces in, is shaped like the box's head:
+// with head_first it is neither the question nor where the command starts,
+// and the "$ " is left out of the command's first row only.
+func TestSubjectHeadFirst(t *testing.T) {
+	p := boxPrompt(t, 80, "  ▣  Build", "  ┃", "  ┃  △ Permission required", "  ┃    # Shell command", "  ┃",
+		"  ┃  $ for f in a b; do", "  ┃    # one file each", "  ┃    touch $f", "  ┃  done", "  ┃", "  ┃   Allow once   Reject")
+	if p.Question != "Shell command" {
+		t.Errorf("question %q, want the head's, Shell command", p.Question)
+	}
+	want := detect.Subject{Kind: "command", Text: "for f in a b; do # one file each touch $f done", Detail: "for f in a b; do\n  # one file each\n  touch $f\ndone"}
+	checkSubjectIs(t, p.Subject, want)
+}
+
+// A head drawn before its body (the agent did not know the command yet)
+// reads nothing: the prompt says it could not read what it approves
+// instead of approving an empty command.
+func TestSubjectHeadWithoutBody(t *testing.T) {
+	p := boxPrompt(t, 80, "  ▣  Build", "  ┃", "  ┃  △ Permission required", "  ┃    # Shell command", "  ┃", "  ┃   Allow once   Reject")
+	if p.Subject == nil || p.Subject.Kind != "other" || p.Subject.Text != "" || !p.Subject.Truncated {
+		t.Fatalf("subject %+v, want other, empty, truncated", p.Subject)
+	}
+}
+
+// A box at its full height may have cut the command off without a word:
+// clipped marks it truncated.
+func TestSubjectClipped(t *testing.T) {
+	p := boxPrompt(t, 80, "  ▣  Build", "  ┃", "  ┃  △ Permission required", "  ┃    # Shell command", "  ┃",
+		"  ┃  $ echo one", "  ┃  two", "  ┃  three", "  ┃  four", "  ┃  five", "  ┃", "  ┃   Allow once   Reject")
+	want := detect.Subject{Kind: "command", Text: "echo one two three four five", Detail: "echo one\ntwo\nthree\nfour\nfive", Truncated: true}
+	checkSubjectIs(t, p.Subject, want)
+}
+
+// At more than 120 columns a sidebar's words stand on the box's rows; they
+// are no part of the question or the command. Where no sidebar is drawn
+// (the hints run across its margin), nothing is cut.
+func TestSidebarLeftOut(t *testing.T) {
+	pad := func(s string, n int) string { return s + strings.Repeat(" ", n-len([]rune(s))) }
+	side := func(s, bar string) string { return pad(s, 160) + bar }
+	p := boxPrompt(t, 200, pad("", 160)+"Context", "  ┃", side("  ┃  △ Permission required", "LSP"), side("  ┃    # Shell command", "LSPs are disabled"), "  ┃",
+		side("  ┃  $ touch made.txt", "/tmp/work"), "  ┃", side("  ┃   Allow once   Reject", "• Kilo 7.7.9"))
+	if p.Question != "Shell command" {
+		t.Errorf("question %q, want Shell command", p.Question)
+	}
+	checkSubjectIs(t, p.Subject, detect.Subject{Kind: "command", Text: "touch made.txt", Detail: "touch made.txt"})
+
+	long := "touch " + strings.Repeat("x", 170)
+	p = boxPrompt(t, 200, "  ┃", "  ┃  △ Permission required", "  ┃    # Shell command", "  ┃",
+		"  ┃  $ "+long, "  ┃", pad("  ┃   Allow once   Reject", 150)+"ctrl+f fullscreen  ⇆ select  enter confirm")
+	checkSubjectIs(t, p.Subject, detect.Subject{Kind: "command", Text: long, Detail: long})
+}
+
+// A row that holds only the sidebar's words is empty once the sidebar is
+// left out: it does not count among a region's bottom rows.
+func TestSidebarRowsAreEmpty(t *testing.T) {
+	m, err := detect.ParseManifest("tail.toml", []byte(`name = "tail"
+[[region]]
+name = "tail"
+bottom = 2
+sidebar = 42
+sidebar_wider = 120
+[[rule]]
+id = "done"
+state = "done"
+region = "tail"
+match = ['^▣ done\n(?: *\n)* *> *$']
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	side := strings.Repeat(" ", 160)
+	s := detect.ScreenFromText(strings.Join([]string{"▣ done", side + "LSP", side + "Memory", " >" + strings.Repeat(" ", 158) + "• Kilo 7.7.9"}, "\n"), 200, 10)
+	if v := m.Classify(s); v.State != detect.StateDone {
+		t.Fatalf("verdict %s (%s), want done: the sidebar's rows counted among the last two", v.State, v.Reason)
+	}
+}
+
+// A command whose own lines imitate the box's head ("△ Permission
+// required", "# Shell command", "$ echo hi") is read from its real first
+// line, whole: the person sees the rm.
+func TestSubjectHeadFirstSpoof(t *testing.T) {
+	p := boxPrompt(t, 80, "  ▣  Build", "  ┃", "  ┃  △ Permission required", "  ┃    # Shell command", "  ┃",
+		"  ┃  $ rm -rf ~/projects", "  ┃  △ Permission required", "  ┃    # Shell command", "  ┃  $ echo hi", "  ┃", "  ┃   Allow once   Reject")
+	if p.Question != "Shell command" || p.Subject == nil || !strings.HasPrefix(p.Subject.Text, "rm -rf ~/projects ") || !strings.HasSuffix(p.Subject.Detail, "$ echo hi") {
+		t.Fatalf("question %q, subject %+v: want the whole command from its rm", p.Question, p.Subject)
+	}
+}
+
 // Two layouts under one heading: a reader whose from row is not on screen
 // does not apply, and the next reader reads the other layout.
 func TestSubjectReaderWithoutItsFromRowDoesNotApply(t *testing.T) {
