@@ -40,6 +40,11 @@ text = '^\s*(?P<text>\S+)\s*$'
 from = '^\s*╌{10,}\s*$'
 to = '^\s*╌{10,}\s*$'
 elided = '^\s*… \+\d+ lines\s*$'
+[[prompt.menu.subject]]
+kind = "tool"
+when = '^\s*\?\s+\S'
+text = '^\s*\?\s+(?P<text>\S.*?)\s*$'
+elided = '…\s*$'
 `
 
 func subjectManifest(t *testing.T) *detect.Manifest {
@@ -79,6 +84,16 @@ func TestSubjectEditWithElidedDiff(t *testing.T) {
 		"  1 -one", "  1 +two", "  … +12 lines", dashes}, menu...)...)
 	want := detect.Subject{Kind: "edit", Text: "notes.txt", Detail: "1 -one\n1 +two", Truncated: true}
 	checkSubjectIs(t, p.Subject, want)
+}
+
+// A one-row heading the agent cut short ("…") is read as it is, marked
+// truncated; one that fits is not.
+func TestSubjectTextRowCutShort(t *testing.T) {
+	m := subjectManifest(t)
+	p := promptOn(t, m, append([]string{rule, ` ?  deploy (lab MCP Server) {"environment":"stag…`}, menu...)...)
+	checkSubjectIs(t, p.Subject, detect.Subject{Kind: "tool", Text: `deploy (lab MCP Server) {"environment":"stag…`, Truncated: true})
+	p = promptOn(t, m, append([]string{rule, ` ?  deploy (lab MCP Server) {"environment":"staging"}`}, menu...)...)
+	checkSubjectIs(t, p.Subject, detect.Subject{Kind: "tool", Text: `deploy (lab MCP Server) {"environment":"staging"}`})
 }
 
 // A prompt whose parser always shows a subject, with no reader's row on
