@@ -82,7 +82,8 @@ type SubjectReader struct {
 	// match ends the detail.
 	Line string `toml:"line"`
 	// Elided matches a row that says the agent left rows out ("… +12
-	// lines"): the subject is then Truncated.
+	// lines"), or a Text row the agent cut short ("…" at its end): the
+	// subject is then Truncated.
 	Elided string `toml:"elided"`
 	// Partial says the reader reads what is left of a prompt whose head
 	// is off the screen (a file named by the question under a diff that
@@ -159,6 +160,8 @@ func (sr *SubjectReader) read(rows []string, question, menu, cols int, headFirst
 		for i := at; i < end; i++ {
 			if t, ok := group(sr.text, rows[i], "text"); ok {
 				sub.Text = t + sr.wrapped(rows[i+1:end], rows[i], cols, !strings.ContainsAny(t, " \t"))
+				// The agent cut the text's row itself (a heading ending in "…").
+				sub.Truncated = sub.Truncated || sr.elided != nil && sr.elided.MatchString(rows[i])
 				break
 			}
 		}

@@ -40,6 +40,11 @@ text = '^\s*(?P<text>\S+)\s*$'
 from = '^\s*╌{10,}\s*$'
 to = '^\s*╌{10,}\s*$'
 elided = '^\s*… \+\d+ lines\s*$'
+[[prompt.menu.subject]]
+kind = "tool"
+when = '^\s*\?\s+\S'
+text = '^\s*\?\s+(?P<text>\S.*?)\s*$'
+elided = '…\s*$'
 `
 
 func subjectManifest(t *testing.T) *detect.Manifest {
@@ -73,12 +78,39 @@ func TestSubjectCommand(t *testing.T) {
 	checkSubjectIs(t, p.Subject, want)
 }
 
+// Rows read through a line pattern between a box's two sides keep their
+// indentation past what they share, and lose the padding before the right
+// side: a nested command stays nested once its box's borders are gone.
+func TestSubjectLineInABoxKeepsIndentation(t *testing.T) {
+	src := strings.Replace(subjectRules, "to = '^\\s*╌{10,}\\s*$'\n[[prompt.menu.subject]]\nkind = \"edit\"", "to = '^\\s*╌{10,}\\s*$'\nline = '^\\s*│(?P<line>.*?)│\\s*$'\n[[prompt.menu.subject]]\nkind = \"edit\"", 1)
+	if src == subjectRules {
+		t.Fatal("the command reader was not found to add a line pattern to")
+	}
+	m, err := detect.ParseManifest("subject.toml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := promptOn(t, m, append([]string{rule, " Bash command", dashes,
+		" │ for f in a b; do   │", " │   touch $f         │", " │ done               │", dashes}, menu...)...)
+	checkSubjectIs(t, p.Subject, detect.Subject{Kind: "command", Text: "for f in a b; do touch $f done", Detail: "for f in a b; do\n  touch $f\ndone"})
+}
+
 func TestSubjectEditWithElidedDiff(t *testing.T) {
 	m := subjectManifest(t)
 	p := promptOn(t, m, append([]string{rule, " Edit file", " notes.txt", dashes,
 		"  1 -one", "  1 +two", "  … +12 lines", dashes}, menu...)...)
 	want := detect.Subject{Kind: "edit", Text: "notes.txt", Detail: "1 -one\n1 +two", Truncated: true}
 	checkSubjectIs(t, p.Subject, want)
+}
+
+// A one-row heading the agent cut short ("…") is read as it is, marked
+// truncated; one that fits is not.
+func TestSubjectTextRowCutShort(t *testing.T) {
+	m := subjectManifest(t)
+	p := promptOn(t, m, append([]string{rule, ` ?  deploy (lab MCP Server) {"environment":"stag…`}, menu...)...)
+	checkSubjectIs(t, p.Subject, detect.Subject{Kind: "tool", Text: `deploy (lab MCP Server) {"environment":"stag…`, Truncated: true})
+	p = promptOn(t, m, append([]string{rule, ` ?  deploy (lab MCP Server) {"environment":"staging"}`}, menu...)...)
+	checkSubjectIs(t, p.Subject, detect.Subject{Kind: "tool", Text: `deploy (lab MCP Server) {"environment":"staging"}`})
 }
 
 // A prompt whose parser always shows a subject, with no reader's row on
