@@ -58,6 +58,12 @@ type SubjectReader struct {
 	// else the whole match) is the text. Without it the text is the detail
 	// on one line.
 	Text string `toml:"text"`
+	// TextMore matches the rows below the text's row that go on with it
+	// (a wrapped or multi-line command): each adds its group "text" (else
+	// its first group, else the whole match) after a space. Blank and
+	// Elided rows are passed over; any other row ends the text, as do To,
+	// the question and the menu.
+	TextMore string `toml:"text_more"`
 	// From starts the detail below the first row matching it after When;
 	// First starts it at that row. Without either there is a detail only
 	// when there is no Text: the rows below When.
@@ -74,7 +80,7 @@ type SubjectReader struct {
 	// lines"): the subject is then Truncated.
 	Elided string `toml:"elided"`
 
-	when, text, from, first, to, line, elided *regexp.Regexp
+	when, text, textMore, from, first, to, line, elided *regexp.Regexp
 }
 
 func (sr *SubjectReader) compile() error {
@@ -84,6 +90,9 @@ func (sr *SubjectReader) compile() error {
 	if sr.When == "" {
 		return fmt.Errorf("missing when pattern")
 	}
+	if sr.TextMore != "" && sr.Text == "" {
+		return fmt.Errorf("text_more without text: it goes on with the text's row")
+	}
 	if sr.From != "" && sr.First != "" {
 		return fmt.Errorf("from and first both set: the detail starts below one row or at it")
 	}
@@ -92,7 +101,7 @@ func (sr *SubjectReader) compile() error {
 		src  string
 		re   **regexp.Regexp
 	}{
-		{"when", sr.When, &sr.when}, {"text", sr.Text, &sr.text}, {"from", sr.From, &sr.from},
+		{"when", sr.When, &sr.when}, {"text", sr.Text, &sr.text}, {"text_more", sr.TextMore, &sr.textMore}, {"from", sr.From, &sr.from},
 		{"first", sr.First, &sr.first}, {"to", sr.To, &sr.to}, {"line", sr.Line, &sr.line}, {"elided", sr.Elided, &sr.elided},
 	} {
 		re, err := compileRow(f.src)
@@ -127,6 +136,9 @@ func (sr *SubjectReader) read(rows []string, question, menu int) (Subject, bool)
 		for i := at; i < end; i++ {
 			if t, ok := group(sr.text, rows[i], "text"); ok {
 				sub.Text = t
+				if sr.textMore != nil {
+					sub.Text = sr.more(sub.Text, rows[i+1:end], &sub.Truncated)
+				}
 				break
 			}
 		}
@@ -177,6 +189,30 @@ func (sr *SubjectReader) read(rows []string, question, menu int) (Subject, bool)
 		}
 	}
 	return sub, true
+}
+
+// more is text gone on with the rows that continue it (TextMore), up to
+// the first that does not or To; an Elided row among them sets truncated.
+func (sr *SubjectReader) more(text string, rows []string, truncated *bool) string {
+	parts := []string{text}
+	for _, row := range rows {
+		if sr.to != nil && sr.to.MatchString(row) {
+			break
+		}
+		if strings.TrimSpace(row) == "" {
+			continue
+		}
+		if sr.elided != nil && sr.elided.MatchString(row) {
+			*truncated = true
+			continue
+		}
+		t, ok := group(sr.textMore, row, "text")
+		if !ok {
+			break
+		}
+		parts = append(parts, t)
+	}
+	return strings.Join(strings.Fields(strings.Join(parts, " ")), " ")
 }
 
 // subject is what the prompt in rows asks to approve: the first reader's

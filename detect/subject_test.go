@@ -40,6 +40,13 @@ text = '^\s*(?P<text>\S+)\s*$'
 from = '^\s*╌{10,}\s*$'
 to = '^\s*╌{10,}\s*$'
 elided = '^\s*… \+\d+ lines\s*$'
+[[prompt.menu.subject]]
+kind = "command"
+when = '^\s*Run this\?\s*$'
+text = '^\s*\$ (?P<text>.*)$'
+text_more = '^\s*(?P<text>\S.*)$'
+first = '^\s*(?:Reason:|\$ )'
+elided = '^\s*\[… \d+ lines\]'
 `
 
 func subjectManifest(t *testing.T) *detect.Manifest {
@@ -79,6 +86,25 @@ func TestSubjectEditWithElidedDiff(t *testing.T) {
 		"  1 -one", "  1 +two", "  … +12 lines", dashes}, menu...)...)
 	want := detect.Subject{Kind: "edit", Text: "notes.txt", Detail: "1 -one\n1 +two", Truncated: true}
 	checkSubjectIs(t, p.Subject, want)
+}
+
+// A command under its reason: the text is the whole command on one line,
+// its rows below the "$ " row too, a blank row inside it passed over; the
+// detail keeps the reason and the rows.
+func TestSubjectTextGoesOn(t *testing.T) {
+	m := subjectManifest(t)
+	p := promptOn(t, m, append([]string{rule, " Run this?", "", " Reason: make a list", "",
+		" $ for f in a b; do", "   echo $f", "", " done", ""}, menu...)...)
+	checkSubjectIs(t, p.Subject, detect.Subject{Kind: "command", Text: "for f in a b; do echo $f done",
+		Detail: "Reason: make a list\n\n$ for f in a b; do\n  echo $f\n\ndone"})
+}
+
+// A command the agent cut ("[… 9 lines]"): the text goes on past the
+// elided row's place no further, and says it is cut.
+func TestSubjectTextGoesOnElided(t *testing.T) {
+	m := subjectManifest(t)
+	p := promptOn(t, m, append([]string{rule, " Run this?", " $ cat <<EOF", " row 1", " [… 9 lines] ^a view all"}, menu...)...)
+	checkSubjectIs(t, p.Subject, detect.Subject{Kind: "command", Text: "cat <<EOF row 1", Detail: "$ cat <<EOF\nrow 1", Truncated: true})
 }
 
 // A prompt whose parser always shows a subject, with no reader's row on
