@@ -79,6 +79,10 @@ type SubjectReader struct {
 	// Elided matches a row that says the agent left rows out ("… +12
 	// lines"): the subject is then Truncated.
 	Elided string `toml:"elided"`
+	// Truncated marks every subject this reader reads as cut: for a
+	// layout that shows only part of it (a patch whose head has scrolled
+	// off, read from the path the prompt names below it).
+	Truncated bool `toml:"truncated"`
 
 	when, text, textMore, from, first, to, line, elided *regexp.Regexp
 }
@@ -131,7 +135,7 @@ func (sr *SubjectReader) read(rows []string, question, menu int) (Subject, bool)
 	if question > at && question < end {
 		end = question
 	}
-	sub := Subject{Kind: sr.Kind}
+	sub := Subject{Kind: sr.Kind, Truncated: sr.Truncated}
 	if sr.text != nil {
 		for i := at; i < end; i++ {
 			if t, ok := group(sr.text, rows[i], "text"); ok {

@@ -47,6 +47,11 @@ text = '^\s*\$ (?P<text>.*)$'
 text_more = '^\s*(?P<text>\S.*)$'
 first = '^\s*(?:Reason:|\$ )'
 elided = '^\s*\[… \d+ lines\]'
+[[prompt.menu.subject]]
+kind = "edit"
+when = '^\s*Make these edits\?\s*$'
+text = '^\s*Destination: (?P<text>\S.*)$'
+truncated = true
 `
 
 func subjectManifest(t *testing.T) *detect.Manifest {
@@ -105,6 +110,14 @@ func TestSubjectTextGoesOnElided(t *testing.T) {
 	m := subjectManifest(t)
 	p := promptOn(t, m, append([]string{rule, " Run this?", " $ cat <<EOF", " row 1", " [… 9 lines] ^a view all"}, menu...)...)
 	checkSubjectIs(t, p.Subject, detect.Subject{Kind: "command", Text: "cat <<EOF row 1", Detail: "$ cat <<EOF\nrow 1", Truncated: true})
+}
+
+// A reader of a layout that shows only part of its subject (a patch whose
+// diff scrolled off, read from the path under the question) says so.
+func TestSubjectReaderTruncated(t *testing.T) {
+	m := subjectManifest(t)
+	p := promptOn(t, m, append([]string{rule, "    12 +row", " Make these edits?", " Destination: /w/big.txt", ""}, menu...)...)
+	checkSubjectIs(t, p.Subject, detect.Subject{Kind: "edit", Text: "/w/big.txt", Truncated: true})
 }
 
 // A prompt whose parser always shows a subject, with no reader's row on
