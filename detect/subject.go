@@ -79,12 +79,16 @@ type SubjectReader struct {
 	// Elided matches a row that says the agent left rows out ("… +12
 	// lines"): the subject is then Truncated.
 	Elided string `toml:"elided"`
+	// Cut matches a detail row the agent cut short ("title: a long
+	// value..."): the row stays in the detail, and the subject is
+	// Truncated.
+	Cut string `toml:"cut"`
 	// Truncated marks every subject this reader reads as cut: for a
 	// layout that shows only part of it (a patch whose head has scrolled
 	// off, read from the path the prompt names below it).
 	Truncated bool `toml:"truncated"`
 
-	when, text, textMore, from, first, to, line, elided *regexp.Regexp
+	when, text, textMore, from, first, to, line, elided, cut *regexp.Regexp
 }
 
 func (sr *SubjectReader) compile() error {
@@ -106,7 +110,7 @@ func (sr *SubjectReader) compile() error {
 		re   **regexp.Regexp
 	}{
 		{"when", sr.When, &sr.when}, {"text", sr.Text, &sr.text}, {"text_more", sr.TextMore, &sr.textMore}, {"from", sr.From, &sr.from},
-		{"first", sr.First, &sr.first}, {"to", sr.To, &sr.to}, {"line", sr.Line, &sr.line}, {"elided", sr.Elided, &sr.elided},
+		{"first", sr.First, &sr.first}, {"to", sr.To, &sr.to}, {"line", sr.Line, &sr.line}, {"elided", sr.Elided, &sr.elided}, {"cut", sr.Cut, &sr.cut},
 	} {
 		re, err := compileRow(f.src)
 		if err != nil {
@@ -173,6 +177,9 @@ func (sr *SubjectReader) read(rows []string, question, menu int) (Subject, bool)
 			if sr.elided != nil && sr.elided.MatchString(row) {
 				sub.Truncated = true
 				continue
+			}
+			if sr.cut != nil && sr.cut.MatchString(row) {
+				sub.Truncated = true
 			}
 			if sr.line != nil && strings.TrimSpace(row) != "" {
 				l, ok := group(sr.line, row, "line")

@@ -52,6 +52,12 @@ kind = "edit"
 when = '^\s*Make these edits\?\s*$'
 text = '^\s*Destination: (?P<text>\S.*)$'
 truncated = true
+[[prompt.menu.subject]]
+kind = "tool"
+when = '^\s*Run tool "(\w+)"\?\s*$'
+text = '^\s*Run tool "(?P<text>\w+)"\?'
+first = '^\s*\w+: '
+cut = '\.\.\.$'
 `
 
 func subjectManifest(t *testing.T) *detect.Manifest {
@@ -118,6 +124,14 @@ func TestSubjectReaderTruncated(t *testing.T) {
 	m := subjectManifest(t)
 	p := promptOn(t, m, append([]string{rule, "    12 +row", " Make these edits?", " Destination: /w/big.txt", ""}, menu...)...)
 	checkSubjectIs(t, p.Subject, detect.Subject{Kind: "edit", Text: "/w/big.txt", Truncated: true})
+}
+
+// A tool's arguments, one cut short by the agent ("..."): the row stays in
+// the detail and the subject says it is cut.
+func TestSubjectCutRow(t *testing.T) {
+	m := subjectManifest(t)
+	p := promptOn(t, m, append([]string{rule, ` Run tool "save_note"?`, "", " body: Milk, eggs and...", " title: Groceries", ""}, menu...)...)
+	checkSubjectIs(t, p.Subject, detect.Subject{Kind: "tool", Text: "save_note", Detail: "body: Milk, eggs and...\ntitle: Groceries", Truncated: true})
 }
 
 // A prompt whose parser always shows a subject, with no reader's row on
