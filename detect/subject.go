@@ -64,6 +64,9 @@ type SubjectReader struct {
 	// Elided rows are passed over; any other row ends the text, as do To,
 	// the question and the menu.
 	TextMore string `toml:"text_more"`
+	// TextJoin joins TextMore's rows to the text: a space where unset (a
+	// command wrapped at a space), "" for a path broken anywhere.
+	TextJoin *string `toml:"text_join"`
 	// From starts the detail below the first row matching it after When;
 	// First starts it at that row. Without either there is a detail only
 	// when there is no Text: the rows below When.
@@ -97,6 +100,9 @@ func (sr *SubjectReader) compile() error {
 	}
 	if sr.When == "" {
 		return fmt.Errorf("missing when pattern")
+	}
+	if sr.TextJoin != nil && sr.TextMore == "" {
+		return fmt.Errorf("text_join without text_more: it joins text_more's rows")
 	}
 	if sr.TextMore != "" && sr.Text == "" {
 		return fmt.Errorf("text_more without text: it goes on with the text's row")
@@ -223,7 +229,11 @@ func (sr *SubjectReader) more(text string, rows []string, truncated *bool) strin
 		}
 		parts = append(parts, t)
 	}
-	return strings.Join(strings.Fields(strings.Join(parts, " ")), " ")
+	sep := " "
+	if sr.TextJoin != nil {
+		sep = *sr.TextJoin
+	}
+	return strings.Join(strings.Fields(strings.Join(parts, sep)), " ")
 }
 
 // subject is what the prompt in rows asks to approve: the first reader's

@@ -58,6 +58,12 @@ when = '^\s*Run tool "(\w+)"\?\s*$'
 text = '^\s*Run tool "(?P<text>\w+)"\?'
 first = '^\s*\w+: '
 cut = '\.\.\.$'
+[[prompt.menu.subject]]
+kind = "write"
+when = '^\s*Save: '
+text = '^\s*Save: (?P<text>\S.*)$'
+text_more = '^\s{7}(?P<text>\S.*)$'
+text_join = ""
 `
 
 func subjectManifest(t *testing.T) *detect.Manifest {
@@ -132,6 +138,14 @@ func TestSubjectCutRow(t *testing.T) {
 	m := subjectManifest(t)
 	p := promptOn(t, m, append([]string{rule, ` Run tool "save_note"?`, "", " body: Milk, eggs and...", " title: Groceries", ""}, menu...)...)
 	checkSubjectIs(t, p.Subject, detect.Subject{Kind: "tool", Text: "save_note", Detail: "body: Milk, eggs and...\ntitle: Groceries", Truncated: true})
+}
+
+// A path broken at the edge in the middle of a word reads whole with
+// text_join = "".
+func TestSubjectTextJoin(t *testing.T) {
+	m := subjectManifest(t)
+	p := promptOn(t, m, append([]string{rule, " Save: notes/a-long-folder/and-a-na", "       rrow-name.txt", ""}, menu...)...)
+	checkSubjectIs(t, p.Subject, detect.Subject{Kind: "write", Text: "notes/a-long-folder/and-a-narrow-name.txt"})
 }
 
 // A prompt whose parser always shows a subject, with no reader's row on
