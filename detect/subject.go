@@ -188,7 +188,7 @@ func (sr *SubjectReader) read(rows []string, question, menu int) (Subject, bool)
 				sub.Truncated = true
 			}
 			if sr.line != nil && strings.TrimSpace(row) != "" {
-				l, ok := group(sr.line, row, "line")
+				l, ok := lineGroup(sr.line, row)
 				if !ok {
 					break
 				}
@@ -266,6 +266,24 @@ func group(re *regexp.Regexp, s, name string) (string, bool) {
 		return strings.TrimSpace(m[1]), true
 	}
 	return strings.TrimSpace(m[0]), true
+}
+
+// lineGroup is line's group "line" (else its first group) on row, its
+// indentation kept: a command's or a diff's nesting is part of it (dedent
+// removes what all rows share).
+func lineGroup(line *regexp.Regexp, row string) (string, bool) {
+	m := line.FindStringSubmatch(row)
+	if m == nil {
+		return "", false
+	}
+	i := line.SubexpIndex("line")
+	if i <= 0 && len(m) > 1 {
+		i = 1
+	}
+	if i <= 0 {
+		return strings.TrimRight(m[0], " \t"), true
+	}
+	return strings.TrimRight(m[i], " \t"), true
 }
 
 // trimBlank drops blank rows at both ends.

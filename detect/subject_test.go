@@ -97,6 +97,22 @@ func TestSubjectCommand(t *testing.T) {
 	checkSubjectIs(t, p.Subject, want)
 }
 
+// Rows read through a line pattern keep their indentation past what they
+// share: a nested command stays nested once its box's borders are gone.
+func TestSubjectLineKeepsIndentation(t *testing.T) {
+	src := strings.Replace(subjectRules, "to = '^\\s*╌{10,}\\s*$'\n[[prompt.menu.subject]]\nkind = \"edit\"", "to = '^\\s*╌{10,}\\s*$'\nline = '^\\s*│(?P<line>.*?)│\\s*$'\n[[prompt.menu.subject]]\nkind = \"edit\"", 1)
+	if src == subjectRules {
+		t.Fatal("the command reader was not found to add a line pattern to")
+	}
+	m, err := detect.ParseManifest("subject.toml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := promptOn(t, m, append([]string{rule, " Bash command", dashes,
+		" │ for f in a b; do   │", " │   touch $f         │", " │ done               │", dashes}, menu...)...)
+	checkSubjectIs(t, p.Subject, detect.Subject{Kind: "command", Text: "for f in a b; do touch $f done", Detail: "for f in a b; do\n  touch $f\ndone"})
+}
+
 func TestSubjectEditWithElidedDiff(t *testing.T) {
 	m := subjectManifest(t)
 	p := promptOn(t, m, append([]string{rule, " Edit file", " notes.txt", dashes,
