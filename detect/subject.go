@@ -80,7 +80,8 @@ type SubjectReader struct {
 	// match ends the detail.
 	Line string `toml:"line"`
 	// Elided matches a row that says the agent left rows out ("… +12
-	// lines"): the subject is then Truncated.
+	// lines"), or a Text row the agent cut short ("…" at its end): the
+	// subject is then Truncated.
 	Elided string `toml:"elided"`
 	// Cut matches a detail row the agent cut short ("title: a long
 	// value..."): the row stays in the detail, and the subject is
@@ -150,6 +151,8 @@ func (sr *SubjectReader) read(rows []string, question, menu int) (Subject, bool)
 		for i := at; i < end; i++ {
 			if t, ok := group(sr.text, rows[i], "text"); ok {
 				sub.Text = t
+				// The agent cut the text's row itself (a heading ending in "…").
+				sub.Truncated = sub.Truncated || sr.elided != nil && sr.elided.MatchString(rows[i])
 				if sr.textMore != nil {
 					sub.Text = sr.more(sub.Text, rows[i+1:end], &sub.Truncated)
 				}

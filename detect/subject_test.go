@@ -64,6 +64,11 @@ when = '^\s*Save: '
 text = '^\s*Save: (?P<text>\S.*)$'
 text_more = '^\s{7}(?P<text>\S.*)$'
 text_join = ""
+[[prompt.menu.subject]]
+kind = "tool"
+when = '^\s*\?\s+\S'
+text = '^\s*\?\s+(?P<text>\S.*?)\s*$'
+elided = '…\s*$'
 `
 
 func subjectManifest(t *testing.T) *detect.Manifest {
@@ -162,6 +167,16 @@ func TestSubjectTextJoin(t *testing.T) {
 	m := subjectManifest(t)
 	p := promptOn(t, m, append([]string{rule, " Save: notes/a-long-folder/and-a-na", "       rrow-name.txt", ""}, menu...)...)
 	checkSubjectIs(t, p.Subject, detect.Subject{Kind: "write", Text: "notes/a-long-folder/and-a-narrow-name.txt"})
+}
+
+// A one-row heading the agent cut short ("…") is read as it is, marked
+// truncated; one that fits is not.
+func TestSubjectTextRowCutShort(t *testing.T) {
+	m := subjectManifest(t)
+	p := promptOn(t, m, append([]string{rule, ` ?  deploy (lab MCP Server) {"environment":"stag…`}, menu...)...)
+	checkSubjectIs(t, p.Subject, detect.Subject{Kind: "tool", Text: `deploy (lab MCP Server) {"environment":"stag…`, Truncated: true})
+	p = promptOn(t, m, append([]string{rule, ` ?  deploy (lab MCP Server) {"environment":"staging"}`}, menu...)...)
+	checkSubjectIs(t, p.Subject, detect.Subject{Kind: "tool", Text: `deploy (lab MCP Server) {"environment":"staging"}`})
 }
 
 // A prompt whose parser always shows a subject, with no reader's row on
