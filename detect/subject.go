@@ -67,6 +67,10 @@ type SubjectReader struct {
 	// TextJoin joins TextMore's rows to the text: a space where unset (a
 	// command wrapped at a space), "" for a path broken anywhere.
 	TextJoin *string `toml:"text_join"`
+	// TextTrim is cut from the end of the whole text where it matches
+	// there: the ")" that closes "Run bash command(…)" after a command
+	// of several rows.
+	TextTrim string `toml:"text_trim"`
 	// From starts the detail below the first row matching it after When;
 	// First starts it at that row. Without either there is a detail only
 	// when there is no Text: the rows below When.
@@ -92,7 +96,7 @@ type SubjectReader struct {
 	// off, read from the path the prompt names below it).
 	Truncated bool `toml:"truncated"`
 
-	when, text, textMore, from, first, to, line, elided, cut *regexp.Regexp
+	when, text, textMore, textTrim, from, first, to, line, elided, cut *regexp.Regexp
 }
 
 func (sr *SubjectReader) compile() error {
@@ -105,6 +109,9 @@ func (sr *SubjectReader) compile() error {
 	if sr.TextJoin != nil && sr.TextMore == "" {
 		return fmt.Errorf("text_join without text_more: it joins text_more's rows")
 	}
+	if sr.TextTrim != "" && sr.Text == "" {
+		return fmt.Errorf("text_trim without text: it trims the text")
+	}
 	if sr.TextMore != "" && sr.Text == "" {
 		return fmt.Errorf("text_more without text: it goes on with the text's row")
 	}
@@ -116,7 +123,7 @@ func (sr *SubjectReader) compile() error {
 		src  string
 		re   **regexp.Regexp
 	}{
-		{"when", sr.When, &sr.when}, {"text", sr.Text, &sr.text}, {"text_more", sr.TextMore, &sr.textMore}, {"from", sr.From, &sr.from},
+		{"when", sr.When, &sr.when}, {"text", sr.Text, &sr.text}, {"text_more", sr.TextMore, &sr.textMore}, {"text_trim", sr.TextTrim, &sr.textTrim}, {"from", sr.From, &sr.from},
 		{"first", sr.First, &sr.first}, {"to", sr.To, &sr.to}, {"line", sr.Line, &sr.line}, {"elided", sr.Elided, &sr.elided}, {"cut", sr.Cut, &sr.cut},
 	} {
 		re, err := compileRow(f.src)
@@ -155,6 +162,11 @@ func (sr *SubjectReader) read(rows []string, question, menu int) (Subject, bool)
 				sub.Truncated = sub.Truncated || sr.elided != nil && sr.elided.MatchString(rows[i])
 				if sr.textMore != nil {
 					sub.Text = sr.more(sub.Text, rows[i+1:end], &sub.Truncated)
+				}
+				if sr.textTrim != nil {
+					if m := sr.textTrim.FindAllStringIndex(sub.Text, -1); len(m) > 0 && m[len(m)-1][1] == len(sub.Text) {
+						sub.Text = strings.TrimSpace(sub.Text[:m[len(m)-1][0]])
+					}
 				}
 				break
 			}

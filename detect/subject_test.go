@@ -65,6 +65,12 @@ text = '^\s*Save: (?P<text>\S.*)$'
 text_more = '^\s{7}(?P<text>\S.*)$'
 text_join = ""
 [[prompt.menu.subject]]
+kind = "command"
+when = '^\s*Run bash command\('
+text = '^\s*Run bash command\((?P<text>.*)$'
+text_more = '^ {3,}(?P<text>\S.*)$'
+text_trim = '\)$'
+[[prompt.menu.subject]]
 kind = "tool"
 when = '^\s*\?\s+\S'
 text = '^\s*\?\s+(?P<text>\S.*?)\s*$'
@@ -167,6 +173,16 @@ func TestSubjectTextJoin(t *testing.T) {
 	m := subjectManifest(t)
 	p := promptOn(t, m, append([]string{rule, " Save: notes/a-long-folder/and-a-na", "       rrow-name.txt", ""}, menu...)...)
 	checkSubjectIs(t, p.Subject, detect.Subject{Kind: "write", Text: "notes/a-long-folder/and-a-narrow-name.txt"})
+}
+
+// A command closed by the heading's ")" reads without it, on one row or on
+// several; its own ")" stays.
+func TestSubjectTextTrim(t *testing.T) {
+	m := subjectManifest(t)
+	p := promptOn(t, m, append([]string{rule, " Run bash command(for f in a b; do", "    touch $(basename $f)", "   done)", "  ⎿ Requesting"}, menu...)...)
+	checkSubjectIs(t, p.Subject, detect.Subject{Kind: "command", Text: "for f in a b; do touch $(basename $f) done"})
+	p = promptOn(t, m, append([]string{rule, " Run bash command(echo $(date))", "  ⎿ Requesting"}, menu...)...)
+	checkSubjectIs(t, p.Subject, detect.Subject{Kind: "command", Text: "echo $(date)"})
 }
 
 // A one-row heading the agent cut short ("…") is read as it is, marked
