@@ -65,6 +65,19 @@ type SubjectReader struct {
 	// word, else after one. A row continues it only while the row above
 	// was too full for its first word.
 	Wrap string `toml:"wrap"`
+	// TextMore matches the rows below the text's row that go on with it
+	// (a wrapped or multi-line command): each adds its group "text" (else
+	// its first group, else the whole match) after a space. Blank and
+	// Elided rows are passed over; any other row ends the text, as do To,
+	// the question and the menu.
+	TextMore string `toml:"text_more"`
+	// TextJoin joins TextMore's rows to the text: a space where unset (a
+	// command wrapped at a space), "" for a path broken anywhere.
+	TextJoin *string `toml:"text_join"`
+	// TextTrim is cut from the end of the whole text where it matches
+	// there: the ")" that closes "Run bash command(…)" after a command
+	// of several rows.
+	TextTrim string `toml:"text_trim"`
 	// From starts the detail below the first row matching it after When;
 	// First starts it at that row, whose content is First's group "line"
 	// where it has one ("$ " left out of a command's first row only). A
@@ -94,8 +107,16 @@ type SubjectReader struct {
 	// the agent's box is full and may have cut the subject off without a
 	// word, so it is Truncated.
 	Clipped string `toml:"clipped"`
+	// Cut matches a detail row the agent cut short ("title: a long
+	// value..."): the row stays in the detail, and the subject is
+	// Truncated.
+	Cut string `toml:"cut"`
+	// Truncated marks every subject this reader reads as cut: for a
+	// layout that shows only part of it (a patch whose head has scrolled
+	// off, read from the path the prompt names below it).
+	Truncated bool `toml:"truncated"`
 
-	when, text, wrap, from, first, to, line, elided, clipped *regexp.Regexp
+	when, text, wrap, textMore, textTrim, from, first, to, line, elided, cut, clipped *regexp.Regexp
 }
 
 func (sr *SubjectReader) compile() error {
@@ -108,6 +129,15 @@ func (sr *SubjectReader) compile() error {
 	if sr.Wrap != "" && sr.Text == "" {
 		return fmt.Errorf("wrap without text: it continues the text's row")
 	}
+	if sr.TextJoin != nil && sr.TextMore == "" {
+		return fmt.Errorf("text_join without text_more: it joins text_more's rows")
+	}
+	if sr.TextTrim != "" && sr.Text == "" {
+		return fmt.Errorf("text_trim without text: it trims the text")
+	}
+	if sr.TextMore != "" && sr.Text == "" {
+		return fmt.Errorf("text_more without text: it goes on with the text's row")
+	}
 	if sr.From != "" && sr.First != "" {
 		return fmt.Errorf("from and first both set: the detail starts below one row or at it")
 	}
@@ -116,8 +146,8 @@ func (sr *SubjectReader) compile() error {
 		src  string
 		re   **regexp.Regexp
 	}{
-		{"when", sr.When, &sr.when}, {"text", sr.Text, &sr.text}, {"wrap", sr.Wrap, &sr.wrap}, {"from", sr.From, &sr.from},
-		{"first", sr.First, &sr.first}, {"to", sr.To, &sr.to}, {"line", sr.Line, &sr.line}, {"elided", sr.Elided, &sr.elided},
+		{"when", sr.When, &sr.when}, {"text", sr.Text, &sr.text}, {"wrap", sr.Wrap, &sr.wrap}, {"text_more", sr.TextMore, &sr.textMore}, {"text_trim", sr.TextTrim, &sr.textTrim}, {"from", sr.From, &sr.from},
+		{"first", sr.First, &sr.first}, {"to", sr.To, &sr.to}, {"line", sr.Line, &sr.line}, {"elided", sr.Elided, &sr.elided}, {"cut", sr.Cut, &sr.cut},
 		{"clipped", sr.Clipped, &sr.clipped},
 	} {
 		comp := compileRow
@@ -155,13 +185,21 @@ func (sr *SubjectReader) read(rows []string, question, menu, cols int, headFirst
 	if question > at && question < end {
 		end = question
 	}
-	sub := Subject{Kind: sr.Kind, Truncated: sr.Partial}
+	sub := Subject{Kind: sr.Kind, Truncated: sr.Partial || sr.Truncated}
 	if sr.text != nil {
 		for i := at; i < end; i++ {
 			if t, ok := group(sr.text, rows[i], "text"); ok {
 				sub.Text = t + sr.wrapped(rows[i+1:end], rows[i], cols, !strings.ContainsAny(t, " \t"))
 				// The agent cut the text's row itself (a heading ending in "…").
 				sub.Truncated = sub.Truncated || sr.elided != nil && sr.elided.MatchString(rows[i])
+				if sr.textMore != nil {
+					sub.Text = sr.more(sub.Text, rows[i+1:end], &sub.Truncated)
+				}
+				if sr.textTrim != nil {
+					if m := sr.textTrim.FindAllStringIndex(sub.Text, -1); len(m) > 0 && m[len(m)-1][1] == len(sub.Text) {
+						sub.Text = strings.TrimSpace(sub.Text[:m[len(m)-1][0]])
+					}
+				}
 				break
 			}
 		}
@@ -195,6 +233,9 @@ func (sr *SubjectReader) read(rows []string, question, menu, cols int, headFirst
 			if sr.elided != nil && sr.elided.MatchString(row) {
 				sub.Truncated = true
 				continue
+			}
+			if sr.cut != nil && sr.cut.MatchString(row) {
+				sub.Truncated = true
 			}
 			if i == start && sr.first != nil && sr.first.SubexpIndex("line") > 0 {
 				row, _ = groupRaw(sr.first, row, "line")
@@ -254,6 +295,34 @@ func (sr *SubjectReader) wrapped(below []string, prev string, cols int, oneWord 
 		prev = row
 	}
 	return rest.String()
+}
+
+// more is text gone on with the rows that continue it (TextMore), up to
+// the first that does not or To; an Elided row among them sets truncated.
+func (sr *SubjectReader) more(text string, rows []string, truncated *bool) string {
+	parts := []string{text}
+	for _, row := range rows {
+		if sr.to != nil && sr.to.MatchString(row) {
+			break
+		}
+		if strings.TrimSpace(row) == "" {
+			continue
+		}
+		if sr.elided != nil && sr.elided.MatchString(row) {
+			*truncated = true
+			continue
+		}
+		t, ok := group(sr.textMore, row, "text")
+		if !ok {
+			break
+		}
+		parts = append(parts, t)
+	}
+	sep := " "
+	if sr.TextJoin != nil {
+		sep = *sr.TextJoin
+	}
+	return strings.Join(strings.Fields(strings.Join(parts, sep)), " ")
 }
 
 // subject is what the prompt in rows, on a screen cols wide, asks to

@@ -41,6 +41,36 @@ from = '^\s*╌{10,}\s*$'
 to = '^\s*╌{10,}\s*$'
 elided = '^\s*… \+\d+ lines\s*$'
 [[prompt.menu.subject]]
+kind = "command"
+when = '^\s*Run this\?\s*$'
+text = '^\s*\$ (?P<text>.*)$'
+text_more = '^\s*(?P<text>\S.*)$'
+first = '^\s*(?:Reason:|\$ )'
+elided = '^\s*\[… \d+ lines\]'
+[[prompt.menu.subject]]
+kind = "edit"
+when = '^\s*Make these edits\?\s*$'
+text = '^\s*Destination: (?P<text>\S.*)$'
+truncated = true
+[[prompt.menu.subject]]
+kind = "tool"
+when = '^\s*Run tool "(\w+)"\?\s*$'
+text = '^\s*Run tool "(?P<text>\w+)"\?'
+first = '^\s*\w+: '
+cut = '\.\.\.$'
+[[prompt.menu.subject]]
+kind = "write"
+when = '^\s*Save: '
+text = '^\s*Save: (?P<text>\S.*)$'
+text_more = '^\s{7}(?P<text>\S.*)$'
+text_join = ""
+[[prompt.menu.subject]]
+kind = "command"
+when = '^\s*Run bash command\('
+text = '^\s*Run bash command\((?P<text>.*)$'
+text_more = '^ {3,}(?P<text>\S.*)$'
+text_trim = '\)$'
+[[prompt.menu.subject]]
 kind = "tool"
 when = '^\s*\?\s+\S'
 text = '^\s*\?\s+(?P<text>\S.*?)\s*$'
@@ -101,6 +131,59 @@ func TestSubjectEditWithElidedDiff(t *testing.T) {
 		"  1 -one", "  1 +two", "  … +12 lines", dashes}, menu...)...)
 	want := detect.Subject{Kind: "edit", Text: "notes.txt", Detail: "1 -one\n1 +two", Truncated: true}
 	checkSubjectIs(t, p.Subject, want)
+}
+
+// A command under its reason: the text is the whole command on one line,
+// its rows below the "$ " row too, a blank row inside it passed over; the
+// detail keeps the reason and the rows.
+func TestSubjectTextGoesOn(t *testing.T) {
+	m := subjectManifest(t)
+	p := promptOn(t, m, append([]string{rule, " Run this?", "", " Reason: make a list", "",
+		" $ for f in a b; do", "   echo $f", "", " done", ""}, menu...)...)
+	checkSubjectIs(t, p.Subject, detect.Subject{Kind: "command", Text: "for f in a b; do echo $f done",
+		Detail: "Reason: make a list\n\n$ for f in a b; do\n  echo $f\n\ndone"})
+}
+
+// A command the agent cut ("[… 9 lines]"): the text goes on past the
+// elided row's place no further, and says it is cut.
+func TestSubjectTextGoesOnElided(t *testing.T) {
+	m := subjectManifest(t)
+	p := promptOn(t, m, append([]string{rule, " Run this?", " $ cat <<EOF", " row 1", " [… 9 lines] ^a view all"}, menu...)...)
+	checkSubjectIs(t, p.Subject, detect.Subject{Kind: "command", Text: "cat <<EOF row 1", Detail: "$ cat <<EOF\nrow 1", Truncated: true})
+}
+
+// A reader of a layout that shows only part of its subject (a patch whose
+// diff scrolled off, read from the path under the question) says so.
+func TestSubjectReaderTruncated(t *testing.T) {
+	m := subjectManifest(t)
+	p := promptOn(t, m, append([]string{rule, "    12 +row", " Make these edits?", " Destination: /w/big.txt", ""}, menu...)...)
+	checkSubjectIs(t, p.Subject, detect.Subject{Kind: "edit", Text: "/w/big.txt", Truncated: true})
+}
+
+// A tool's arguments, one cut short by the agent ("..."): the row stays in
+// the detail and the subject says it is cut.
+func TestSubjectCutRow(t *testing.T) {
+	m := subjectManifest(t)
+	p := promptOn(t, m, append([]string{rule, ` Run tool "save_note"?`, "", " body: Milk, eggs and...", " title: Groceries", ""}, menu...)...)
+	checkSubjectIs(t, p.Subject, detect.Subject{Kind: "tool", Text: "save_note", Detail: "body: Milk, eggs and...\ntitle: Groceries", Truncated: true})
+}
+
+// A path broken at the edge in the middle of a word reads whole with
+// text_join = "".
+func TestSubjectTextJoin(t *testing.T) {
+	m := subjectManifest(t)
+	p := promptOn(t, m, append([]string{rule, " Save: notes/a-long-folder/and-a-na", "       rrow-name.txt", ""}, menu...)...)
+	checkSubjectIs(t, p.Subject, detect.Subject{Kind: "write", Text: "notes/a-long-folder/and-a-narrow-name.txt"})
+}
+
+// A command closed by the heading's ")" reads without it, on one row or on
+// several; its own ")" stays.
+func TestSubjectTextTrim(t *testing.T) {
+	m := subjectManifest(t)
+	p := promptOn(t, m, append([]string{rule, " Run bash command(for f in a b; do", "    touch $(basename $f)", "   done)", "  ⎿ Requesting"}, menu...)...)
+	checkSubjectIs(t, p.Subject, detect.Subject{Kind: "command", Text: "for f in a b; do touch $(basename $f) done"})
+	p = promptOn(t, m, append([]string{rule, " Run bash command(echo $(date))", "  ⎿ Requesting"}, menu...)...)
+	checkSubjectIs(t, p.Subject, detect.Subject{Kind: "command", Text: "echo $(date)"})
 }
 
 // A one-row heading the agent cut short ("…") is read as it is, marked
