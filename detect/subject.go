@@ -59,20 +59,20 @@ type SubjectReader struct {
 	// else the whole match) is the text. Without it the text is the detail
 	// on one line.
 	Text string `toml:"text"`
-	// Wrap matches a row continuing the text where the agent wrapped it (a
-	// URL broken at the screen's edge): its group "wrap" (else its first
-	// group) is added to the text, with no space where the text is one
-	// word, else after one. A row continues it only while the row above
-	// was too full for its first word.
-	Wrap string `toml:"wrap"`
-	// TextMore matches the rows below the text's row that go on with it
-	// (a wrapped or multi-line command): each adds its group "text" (else
-	// its first group, else the whole match) after a space. Blank and
-	// Elided rows are passed over; any other row ends the text, as do To,
-	// the question and the menu.
+	// TextMore matches a row below the text's row that goes on with it
+	// (a multi-line or wrapped command, a URL broken at the screen's
+	// edge): its group "text" (else its first group) is added to the text.
+	// Blank rows are passed over, an Elided row marks the subject
+	// Truncated and is passed over too; any other row, or a From, First
+	// or To row, ends the text, as do the question and the menu.
 	TextMore string `toml:"text_more"`
-	// TextJoin joins TextMore's rows to the text: a space where unset (a
-	// command wrapped at a space), "" for a path broken anywhere.
+	// TextWrapped: only rows the agent wrapped go on with the text, each
+	// while the row above it was too full for its first word; a blank or
+	// Elided row ends the text.
+	TextWrapped bool `toml:"text_wrapped"`
+	// TextJoin is what joins TextMore's rows to the text. Unset: a space,
+	// or nothing where TextWrapped and the text is one word (a URL); ""
+	// for a path broken anywhere.
 	TextJoin *string `toml:"text_join"`
 	// TextTrim is cut from the end of the whole text where it matches
 	// there: the ")" that closes "Run bash command(…)" after a command
@@ -95,9 +95,12 @@ type SubjectReader struct {
 	// match ends the detail.
 	Line string `toml:"line"`
 	// Elided matches a row that says the agent left rows out ("… +12
-	// lines"), or a Text row the agent cut short ("…" at its end): the
-	// subject is then Truncated.
+	// lines"): it is no part of the subject, and the subject is Truncated.
 	Elided string `toml:"elided"`
+	// Cut matches a row the agent cut short ("title: a long value...", a
+	// heading ending in "…"), the text's row or one that goes on with it
+	// or a detail row: the row is kept, and the subject is Truncated.
+	Cut string `toml:"cut"`
 	// Partial says the reader reads what is left of a prompt whose head
 	// is off the screen (a file named by the question under a diff that
 	// does not fit): what it reads is always Truncated.
@@ -107,16 +110,8 @@ type SubjectReader struct {
 	// the agent's box is full and may have cut the subject off without a
 	// word, so it is Truncated.
 	Clipped string `toml:"clipped"`
-	// Cut matches a detail row the agent cut short ("title: a long
-	// value..."): the row stays in the detail, and the subject is
-	// Truncated.
-	Cut string `toml:"cut"`
-	// Truncated marks every subject this reader reads as cut: for a
-	// layout that shows only part of it (a patch whose head has scrolled
-	// off, read from the path the prompt names below it).
-	Truncated bool `toml:"truncated"`
 
-	when, text, wrap, textMore, textTrim, from, first, to, line, elided, cut, clipped *regexp.Regexp
+	when, text, textMore, textTrim, from, first, to, line, elided, cut, clipped *regexp.Regexp
 }
 
 func (sr *SubjectReader) compile() error {
@@ -126,11 +121,8 @@ func (sr *SubjectReader) compile() error {
 	if sr.When == "" {
 		return fmt.Errorf("missing when pattern")
 	}
-	if sr.Wrap != "" && sr.Text == "" {
-		return fmt.Errorf("wrap without text: it continues the text's row")
-	}
-	if sr.TextJoin != nil && sr.TextMore == "" {
-		return fmt.Errorf("text_join without text_more: it joins text_more's rows")
+	if (sr.TextJoin != nil || sr.TextWrapped) && sr.TextMore == "" {
+		return fmt.Errorf("text_join or text_wrapped without text_more: they say how text_more's rows go on with the text")
 	}
 	if sr.TextTrim != "" && sr.Text == "" {
 		return fmt.Errorf("text_trim without text: it trims the text")
@@ -146,7 +138,7 @@ func (sr *SubjectReader) compile() error {
 		src  string
 		re   **regexp.Regexp
 	}{
-		{"when", sr.When, &sr.when}, {"text", sr.Text, &sr.text}, {"wrap", sr.Wrap, &sr.wrap}, {"text_more", sr.TextMore, &sr.textMore}, {"text_trim", sr.TextTrim, &sr.textTrim}, {"from", sr.From, &sr.from},
+		{"when", sr.When, &sr.when}, {"text", sr.Text, &sr.text}, {"text_more", sr.TextMore, &sr.textMore}, {"text_trim", sr.TextTrim, &sr.textTrim}, {"from", sr.From, &sr.from},
 		{"first", sr.First, &sr.first}, {"to", sr.To, &sr.to}, {"line", sr.Line, &sr.line}, {"elided", sr.Elided, &sr.elided}, {"cut", sr.Cut, &sr.cut},
 		{"clipped", sr.Clipped, &sr.clipped},
 	} {
@@ -185,16 +177,12 @@ func (sr *SubjectReader) read(rows []string, question, menu, cols int, headFirst
 	if question > at && question < end {
 		end = question
 	}
-	sub := Subject{Kind: sr.Kind, Truncated: sr.Partial || sr.Truncated}
+	sub := Subject{Kind: sr.Kind, Truncated: sr.Partial}
 	if sr.text != nil {
 		for i := at; i < end; i++ {
 			if t, ok := group(sr.text, rows[i], "text"); ok {
-				sub.Text = t + sr.wrapped(rows[i+1:end], rows[i], cols, !strings.ContainsAny(t, " \t"))
-				// The agent cut the text's row itself (a heading ending in "…").
-				sub.Truncated = sub.Truncated || sr.elided != nil && sr.elided.MatchString(rows[i])
-				if sr.textMore != nil {
-					sub.Text = sr.more(sub.Text, rows[i+1:end], &sub.Truncated)
-				}
+				sub.Truncated = sub.Truncated || sr.isCut(rows[i])
+				sub.Text = sr.more(t, rows[i], rows[i+1:end], cols, &sub.Truncated)
 				if sr.textTrim != nil {
 					if m := sr.textTrim.FindAllStringIndex(sub.Text, -1); len(m) > 0 && m[len(m)-1][1] == len(sub.Text) {
 						sub.Text = strings.TrimSpace(sub.Text[:m[len(m)-1][0]])
@@ -234,9 +222,7 @@ func (sr *SubjectReader) read(rows []string, question, menu, cols int, headFirst
 				sub.Truncated = true
 				continue
 			}
-			if sr.cut != nil && sr.cut.MatchString(row) {
-				sub.Truncated = true
-			}
+			sub.Truncated = sub.Truncated || sr.isCut(row)
 			if i == start && sr.first != nil && sr.first.SubexpIndex("line") > 0 {
 				row, _ = groupRaw(sr.first, row, "line")
 			} else if sr.line != nil && strings.TrimSpace(row) != "" {
@@ -269,60 +255,51 @@ func (sr *SubjectReader) read(rows []string, question, menu, cols int, headFirst
 	return sub, true
 }
 
-// wrapped is the rest of a text whose row, prev, the agent wrapped onto
-// the rows below: each row Wrap matches while the row above it was too
-// full for its first word. oneWord: the text is one word broken inside (a
-// URL), so the pieces join without a space.
-func (sr *SubjectReader) wrapped(below []string, prev string, cols int, oneWord bool) string {
-	if sr.wrap == nil {
-		return ""
+// more is text, read on row, gone on with the rows below that continue
+// it (TextMore), up to the first that does not; an Elided or Cut row
+// among them sets truncated.
+func (sr *SubjectReader) more(text, row string, below []string, cols int, truncated *bool) string {
+	if sr.textMore == nil {
+		return text
 	}
-	var rest strings.Builder
+	sep := " "
+	switch {
+	case sr.TextJoin != nil:
+		sep = *sr.TextJoin
+	case sr.TextWrapped && !strings.ContainsAny(text, " \t"):
+		sep = "" // one word broken at the edge: a URL, a path
+	}
+	parts := []string{text}
+	prev := row
+rows:
 	for _, row := range below {
-		for _, stop := range []*regexp.Regexp{sr.from, sr.first, sr.to, sr.elided} {
+		for _, stop := range []*regexp.Regexp{sr.from, sr.first, sr.to} {
 			if stop != nil && stop.MatchString(row) {
-				return rest.String()
+				break rows
 			}
 		}
-		w, ok := group(sr.wrap, row, "wrap")
-		if !ok || w == "" || !wrapped(prev, w, cols) {
-			break
-		}
-		if !oneWord {
-			rest.WriteByte(' ')
-		}
-		rest.WriteString(w)
-		prev = row
-	}
-	return rest.String()
-}
-
-// more is text gone on with the rows that continue it (TextMore), up to
-// the first that does not or To; an Elided row among them sets truncated.
-func (sr *SubjectReader) more(text string, rows []string, truncated *bool) string {
-	parts := []string{text}
-	for _, row := range rows {
-		if sr.to != nil && sr.to.MatchString(row) {
-			break
-		}
-		if strings.TrimSpace(row) == "" {
-			continue
-		}
-		if sr.elided != nil && sr.elided.MatchString(row) {
-			*truncated = true
+		blank := strings.TrimSpace(row) == ""
+		if elided := sr.elided != nil && sr.elided.MatchString(row); blank || elided {
+			*truncated = *truncated || elided
+			if sr.TextWrapped {
+				break
+			}
 			continue
 		}
 		t, ok := group(sr.textMore, row, "text")
-		if !ok {
+		if !ok || t == "" || sr.TextWrapped && !wrapped(prev, t, cols) {
 			break
 		}
+		*truncated = *truncated || sr.isCut(row)
 		parts = append(parts, t)
-	}
-	sep := " "
-	if sr.TextJoin != nil {
-		sep = *sr.TextJoin
+		prev = row
 	}
 	return strings.Join(strings.Fields(strings.Join(parts, sep)), " ")
+}
+
+// isCut tells whether the agent cut row short (Cut).
+func (sr *SubjectReader) isCut(row string) bool {
+	return sr.cut != nil && sr.cut.MatchString(row)
 }
 
 // subject is what the prompt in rows, on a screen cols wide, asks to

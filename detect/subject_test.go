@@ -51,7 +51,7 @@ elided = '^\s*\[… \d+ lines\]'
 kind = "edit"
 when = '^\s*Make these edits\?\s*$'
 text = '^\s*Destination: (?P<text>\S.*)$'
-truncated = true
+partial = true
 [[prompt.menu.subject]]
 kind = "tool"
 when = '^\s*Run tool "(\w+)"\?\s*$'
@@ -74,7 +74,7 @@ text_trim = '\)$'
 kind = "tool"
 when = '^\s*\?\s+\S'
 text = '^\s*\?\s+(?P<text>\S.*?)\s*$'
-elided = '…\s*$'
+cut = '…\s*$'
 `
 
 func subjectManifest(t *testing.T) *detect.Manifest {
@@ -459,7 +459,8 @@ func TestSubjectTextWrapped(t *testing.T) {
 kind = "fetch"
 when = '^\s*Fetch\s*$'
 text = '^ (?:│ )?(?:url|note): (?P<text>\S.*?)\s*$'
-wrap = '^ (?:│ )?(?P<wrap>\S.*?)\s*$'
+text_more = '^ (?:│ )?(?P<text>\S.*?)\s*$'
+text_wrapped = true
 first = '^ (?:│ )?(?:url|note): '
 to = '^\s*╌{10,}\s*$'
 line = '^ (?:│ )?(?P<line>.*)$'
@@ -503,4 +504,18 @@ func TestSubjectLineKeepsIndentation(t *testing.T) {
 	}
 	p := promptOn(t, m, append([]string{rule, " Bash command", dashes, " │ for f in a b; do", " │   touch $f", " │", " │ done", dashes}, menu...)...)
 	checkSubjectIs(t, p.Subject, detect.Subject{Kind: "command", Text: "for f in a b; do touch $f done", Detail: "for f in a b; do\n  touch $f\n\ndone"})
+}
+
+// text_wrapped and text_join say how text_more's rows go on with the text:
+// without text_more they are a mistake, said so.
+func TestSubjectTextMoreKeysNeedTextMore(t *testing.T) {
+	for _, key := range []string{"text_wrapped = true", `text_join = ""`} {
+		src := strings.Replace(subjectRules, "elided = '^\\s*… \\+\\d+ lines\\s*$'\n", "elided = '^\\s*… \\+\\d+ lines\\s*$'\n"+key+"\n", 1)
+		if src == subjectRules {
+			t.Fatal("no key put in")
+		}
+		if _, err := detect.ParseManifest("subject.toml", []byte(src)); err == nil || !strings.Contains(err.Error(), "without text_more") {
+			t.Errorf("%s without text_more: error %v", key, err)
+		}
+	}
 }
