@@ -354,8 +354,8 @@ func agentRows() []agentRow {
 				{question: "Workspace Indexing Permission", answer: "Skip indexing for this session"},
 			},
 			turns: []agentTurn{
-				approve("Terminal: sleep 1 && touch made.txt", []string{"Allow", "Deny"}, "Allow", "completed"),
-				refuse("Terminal: touch other.txt", []string{"Allow", "Deny"}, "Deny", "completed"),
+				approve("Tool Approval Required", []string{"Allow", "Deny"}, "Allow", "completed"),
+				refuse("Tool Approval Required", []string{"Allow", "Deny"}, "Deny", "completed"),
 			},
 		},
 		{
