@@ -415,10 +415,20 @@ func TestReplayedPromptIsRefused(t *testing.T) {
 	p := newPage(t, pageOpts{dial: d.dial()})
 	blocked := d.blockDemo(id)
 	p.login()
-	// The page learns what it shows, not the argv, pid or environment.
-	if res, list := p.do("GET", "/api/sessions", "", nil); res.StatusCode != 200 || !strings.Contains(list, blocked.Prompt.ID) ||
-		strings.Contains(list, `"argv"`) || strings.Contains(list, `"pid"`) {
-		t.Fatalf("/api/sessions: %d %s; want the prompt and no argv or pid", res.StatusCode, list)
+	// The page learns what it shows, not the argv, pid or environment. It
+	// hears of the prompt from its own feed, which may come a moment after
+	// the daemon said blocked to this test.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		res, list := p.do("GET", "/api/sessions", "", nil)
+		if res.StatusCode != 200 || strings.Contains(list, `"argv"`) || strings.Contains(list, `"pid"`) {
+			t.Fatalf("/api/sessions: %d %s; want the sessions and no argv or pid", res.StatusCode, list)
+		}
+		if strings.Contains(list, blocked.Prompt.ID) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/api/sessions did not list prompt %s within 30 s of the daemon's blocked: %s", blocked.Prompt.ID, list)
+		}
 	}
 	csrf := p.csrf()
 	body := fmt.Sprintf(`{"sessionId":%q,"promptId":%q,"optionId":"1"}`, id, blocked.Prompt.ID)
