@@ -34,7 +34,7 @@ demo:
 # and SHA256SUMS over them all (cmd/agentd-dist; the same commit gives the
 # same bytes).
 dist:
-	$(GO) run ./cmd/agentd-dist -out dist -version '$(VERSION)' -commit '$(GIT_COMMIT)' -vscode editors/vscode
+	$(GO) run ./cmd/agentd-dist -out dist -version '$(VERSION)' -commit '$(GIT_COMMIT)' -commits '$(shell git rev-list --count HEAD 2>/dev/null || echo 0)' -vscode editors/vscode
 
 # Each stage in turn, stopping at the first that fails; the end of the log
 # has every stage's time, the recorder's attempts for the agent scenarios,

@@ -28,8 +28,11 @@ type UpgradeParams struct {
 type UpgradeRecord struct {
 	From  string `json:"from"`
 	To    string `json:"to"`
-	At    string `json:"at"`
+	At    string `json:"at"`              // when the sessions were frozen
 	Error string `json:"error,omitempty"` // set when it failed and this code came back
+	// PausedMs is how long the sessions stood still: from the freeze until
+	// this code had adopted them and read their PTYs again.
+	PausedMs int64 `json:"pausedMs"`
 }
 
 // ServerSnapshot is the server's part of a handover: the sessions, and
@@ -62,10 +65,14 @@ func (s *Server) Adopt(snap ServerSnapshot, rec UpgradeRecord) error {
 	if !snap.Started.IsZero() {
 		s.started = snap.Started
 	}
+	err := s.mgr.Adopt(snap.Sessions)
+	if at, perr := time.Parse(time.RFC3339Nano, rec.At); perr == nil {
+		rec.PausedMs = time.Since(at).Milliseconds()
+	}
 	s.mu.Lock()
 	s.lastUpgrade = &rec
 	s.mu.Unlock()
-	return s.mgr.Adopt(snap.Sessions)
+	return err
 }
 
 // upgrade hands over to the binary named, through Config.Upgrade. It

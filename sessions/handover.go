@@ -203,6 +203,24 @@ func CheckSnapshot(rules *detect.Set, snap *Snapshot) error {
 	return nil
 }
 
+// SameToCheck says whether CheckSnapshot judges a and b alike: the same
+// format and the same sessions, each with the same agents, size and
+// liveness. A handover checked as a may then go ahead as b (the screens
+// and states it carries moved on, which the check does not judge).
+func SameToCheck(a, b *Snapshot) bool {
+	if a.Version != b.Version || len(a.Sessions) != len(b.Sessions) {
+		return false
+	}
+	for i, x := range a.Sessions {
+		y := b.Sessions[i]
+		if x.ID != y.ID || x.Agent != y.Agent || x.BaseAgent != y.BaseAgent || x.Cols != y.Cols || x.Rows != y.Rows ||
+			(x.Exited == nil) != (y.Exited == nil) || (x.FD < 0) != (y.FD < 0) || x.Pid != y.Pid {
+			return false
+		}
+	}
+	return true
+}
+
 // Adopt takes over the sessions of snap, whose PTY descriptors this
 // process holds: each is read again, its screen drawn as it was, and its
 // agent waited for. It is CheckSnapshot's promise kept; an error leaves

@@ -43,6 +43,7 @@ func main() {
 	out := flag.String("out", "dist", "the folder to write into (made if missing; old tarballs in it are replaced)")
 	version := flag.String("version", "", "the version to stamp (make dist passes git describe's)")
 	commit := flag.String("commit", "", "the commit to stamp")
+	commits := flag.Int("commits", 0, "the commit's count since the start of history (make dist passes git rev-list --count): an untagged build's extension version")
 	only := flag.String("platforms", strings.Join(platforms, ","), "comma-separated os/arch pairs")
 	vscode := flag.String("vscode", "", "the VS Code extension's folder (editors/vscode): also write agentd-vscode_<version>_<target>.vsix for each platform, and _universal.vsix")
 	flag.Parse()
@@ -50,13 +51,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "agentd-dist: -version is required (make dist passes it)")
 		os.Exit(2)
 	}
-	if err := run(*out, *version, *commit, strings.Split(*only, ","), *vscode); err != nil {
+	if err := run(*out, *version, *commit, *commits, strings.Split(*only, ","), *vscode); err != nil {
 		fmt.Fprintln(os.Stderr, "agentd-dist:", err)
 		os.Exit(1)
 	}
 }
 
-func run(out, version, commit string, targets []string, vscode string) error {
+func run(out, version, commit string, commits int, targets []string, vscode string) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
@@ -86,7 +87,7 @@ func run(out, version, commit string, targets []string, vscode string) error {
 		fmt.Println("agentd-dist:", filepath.Join(out, name))
 	}
 	if vscode != "" {
-		vsix, err := writeVsixes(vscode, out, work, version, targets, bins, when)
+		vsix, err := writeVsixes(vscode, out, work, version, commits, targets, bins, when)
 		if err != nil {
 			return err
 		}

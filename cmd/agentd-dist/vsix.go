@@ -29,7 +29,7 @@ var vsixFiles = []string{"package.json", "README.md", ".vscodeignore", "dist/ext
 // platform's agentd as bin/agentd, and once without (universal). vsce
 // writes its zip entries in name order at SOURCE_DATE_EPOCH, set here to
 // the commit's time, so the same commit gives the same bytes.
-func writeVsixes(ext, out, work, version string, targets []string, bins map[string]string, when time.Time) ([]string, error) {
+func writeVsixes(ext, out, work, version string, commits int, targets []string, bins map[string]string, when time.Time) ([]string, error) {
 	ext, err := filepath.Abs(ext)
 	if err != nil {
 		return nil, err
@@ -58,7 +58,7 @@ func writeVsixes(ext, out, work, version string, targets []string, bins map[stri
 		if err := stageExtension(ext, stage); err != nil {
 			return nil, err
 		}
-		if err := stampExtensionVersion(filepath.Join(stage, "package.json"), version); err != nil {
+		if err := stampExtensionVersion(filepath.Join(stage, "package.json"), version, commits); err != nil {
 			return nil, err
 		}
 		args := []string{"package", "--no-dependencies", "--skip-license"}
@@ -87,19 +87,36 @@ func writeVsixes(ext, out, work, version string, targets []string, bins map[stri
 	return names, nil
 }
 
-// extensionVersion is the x.y.z of an agentd version: what VS Code takes
-// as an extension's version (it orders no pre-release or build part).
-var extensionVersion = regexp.MustCompile(`^v?(\d+\.\d+\.\d+)`)
+// extensionVersion is the x.y.z of an agentd version, and whether it is
+// an untagged build's (0.1.0-dev+<commit>).
+var extensionVersion = regexp.MustCompile(`^v?(\d+)\.(\d+)\.(\d+)(-dev\b)?`)
 
 // packageVersion is the first "version" of a package.json: the package's.
 var packageVersion = regexp.MustCompile(`"version"\s*:\s*"[^"]*"`)
 
-// stampExtensionVersion gives the staged extension the release's version,
-// so a window's Extensions view tells two releases apart.
-func stampExtensionVersion(pkg, version string) error {
+// extensionVersionOf is what VS Code is told an extension's version is:
+// x.y.z alone, as it orders no pre-release or build part. A release's is
+// its own. Every untagged build would be 0.1.0, and VS Code would take a
+// newer one for the one it has, so theirs counts commits instead:
+// x.y.(z+commits), growing along a branch.
+func extensionVersionOf(version string, commits int) (string, error) {
 	m := extensionVersion.FindStringSubmatch(version)
 	if m == nil {
-		return fmt.Errorf("version %q does not start with x.y.z, which a VS Code extension needs", version)
+		return "", fmt.Errorf("version %q does not start with x.y.z, which a VS Code extension needs", version)
+	}
+	if m[4] == "" || commits <= 0 {
+		return m[1] + "." + m[2] + "." + m[3], nil
+	}
+	z, _ := strconv.Atoi(m[3])
+	return fmt.Sprintf("%s.%s.%d", m[1], m[2], z+commits), nil
+}
+
+// stampExtensionVersion gives the staged extension the build's version
+// (extensionVersionOf), so a window's Extensions view tells two apart.
+func stampExtensionVersion(pkg, version string, commits int) error {
+	v, err := extensionVersionOf(version, commits)
+	if err != nil {
+		return err
 	}
 	b, err := os.ReadFile(pkg)
 	if err != nil {
@@ -109,7 +126,7 @@ func stampExtensionVersion(pkg, version string) error {
 	if loc == nil {
 		return fmt.Errorf("%s has no version", pkg)
 	}
-	b = append(append(append([]byte{}, b[:loc[0]]...), `"version": "`+m[1]+`"`...), b[loc[1]:]...)
+	b = append(append(append([]byte{}, b[:loc[0]]...), `"version": "`+v+`"`...), b[loc[1]:]...)
 	return os.WriteFile(pkg, b, 0o644)
 }
 

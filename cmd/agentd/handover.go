@@ -4,11 +4,11 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"os"
@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -38,10 +39,14 @@ import (
 //   - the new binary is checked before anything stops: owned by this user,
 //     writable by nobody else, it runs `version --json`, speaks a handover
 //     format this daemon writes, and is not older;
-//   - the sessions are frozen (sessions.Manager.Freeze) and the new binary
-//     reads the very handover it will get (`serve --handover-check`) and
-//     says it can adopt it, before the exec; any failure until then thaws
-//     the sessions and the daemon serves on;
+//   - the new binary reads a handover of the sessions as they are (`serve
+//     --handover-check`) and says it can adopt it, while they run on: a
+//     check that hangs or crashes costs its bound (checkLimit) and freezes
+//     nothing, and its whole process group is ended;
+//   - only then are the sessions frozen (sessions.Manager.Freeze), for the
+//     exec alone: when they changed meanwhile in a way the check judges (a
+//     session started or ended), they are thawed and checked again; any
+//     failure until the exec thaws them and the daemon serves on;
 //   - a new binary that fails to take over after the exec executes the old
 //     one again with the same handover (--handover-error says why), so the
 //     sessions come back under the code they left.
@@ -88,7 +93,9 @@ func checkNewBinary(path string, auto bool) (newBinary, error) {
 		return newBinary{}, fmt.Errorf("%q is not an absolute path", path)
 	}
 	real, err := filepath.EvalSymlinks(path)
-	if err != nil {
+	if errors.Is(err, fs.ErrNotExist) {
+		return newBinary{}, fmt.Errorf("%s: no such file", path)
+	} else if err != nil {
 		return newBinary{}, err
 	}
 	st, err := os.Stat(real)
@@ -104,18 +111,15 @@ func checkNewBinary(path string, auto bool) (newBinary, error) {
 	case st.Mode().Perm()&0o022 != 0:
 		return newBinary{}, fmt.Errorf("%s is writable by others (mode %v): only a binary nobody else can change may take over the sessions", real, st.Mode().Perm())
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	var stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, real, "version", "--json")
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
+	var out, stderr bytes.Buffer
+	cmd := exec.Command(real, "version", "--json")
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := runBounded(cmd, checkLimit); err != nil {
 		return newBinary{}, fmt.Errorf("the new agentd %s did not start (`version --json`: %v%s)", real, err, tail(stderr.String()))
 	}
 	var info versionInfo
-	if err := json.Unmarshal(bytes.TrimSpace(out), &info); err != nil || info.Version == "" {
-		return newBinary{}, fmt.Errorf("%s is not an agentd: `version --json` printed %q", real, tail(string(out)))
+	if err := json.Unmarshal(bytes.TrimSpace(out.Bytes()), &info); err != nil || info.Version == "" {
+		return newBinary{}, fmt.Errorf("%s is not an agentd: `version --json` printed %q", real, tail(out.String()))
 	}
 	nb := newBinary{path: real, info: info}
 	switch {
@@ -139,43 +143,84 @@ func checkNewBinary(path string, auto bool) (newBinary, error) {
 // upgradeTo hands the daemon's sessions to the binary p names. It returns
 // only when the handover did not happen; every session then runs on.
 func upgradeTo(srv *rpc.Server, files *daemonFiles, log *slog.Logger, p rpc.UpgradeParams) error {
+	if !upgrading.TryLock() {
+		return errors.New("another upgrade is under way")
+	}
+	defer upgrading.Unlock()
 	nb, err := checkNewBinary(p.Binary, p.Auto)
 	if err != nil {
 		return err
 	}
-	started := time.Now()
-	snap, ptys, thaw, err := srv.Freeze()
-	if err != nil {
-		return err
-	}
-	handedOver := false
-	defer func() {
-		if !handedOver {
-			thaw()
+	var checked *sessions.Snapshot // what the new binary said it can adopt
+	for attempt := 1; ; attempt++ {
+		snap, ptys, thaw, err := srv.Freeze()
+		if err != nil {
+			return err
 		}
-	}()
+		frozen := time.Now()
+		ho := newHandover(files, nb, snap, frozen)
+		if checked != nil && sessions.SameToCheck(checked, snap.Sessions) {
+			err := handOver(files, log, nb, &ho, ptys, frozen)
+			thaw() // reached only when the exec failed
+			return err
+		}
+		thaw()
+		if attempt > 3 {
+			return errors.New("the sessions kept starting or ending while the new binary checked them; try again")
+		}
+		if err := checkAdopts(files, nb, &ho); err != nil {
+			return err
+		}
+		checked = snap.Sessions
+	}
+}
+
+// upgrading is held while a handover is checked and made: one at a time.
+var upgrading sync.Mutex
+
+// checkLimit bounds each run of the new binary before a handover
+// (`version --json`, `serve --handover-check`); both take well under a
+// second.
+const checkLimit = 15 * time.Second
+
+// newHandover describes the frozen sessions snap for the new binary.
+func newHandover(files *daemonFiles, nb newBinary, snap rpc.ServerSnapshot, frozen time.Time) handoverFile {
 	self, _ := os.Executable()
 	ho := handoverFile{Format: handoverFormat, FromVersion: version, FromBinary: self, ToVersion: nb.info.Version,
-		At: time.Now().UTC().Format(time.RFC3339Nano), Listener: rawFD(files.ln), Lock: int(files.lock.Fd()),
+		At: frozen.UTC().Format(time.RFC3339Nano), Listener: rawFD(files.ln), Lock: int(files.lock.Fd()),
 		Keeper: -1, Args: files.args, Server: snap}
 	if files.keeper != nil {
 		ho.Keeper, ho.KeeperPid = files.keeper.fd(), files.keeper.pid
 	}
-	f, err := writeHandover(filepath.Dir(files.ln.Addr().String()), &ho)
+	return ho
+}
+
+// checkAdopts has the new binary read ho and say it can adopt it, while
+// the sessions run on.
+func checkAdopts(files *daemonFiles, nb newBinary, ho *handoverFile) error {
+	f, err := writeHandover(filepath.Dir(files.ln.Addr().String()), ho)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	if err := precheck(nb.path, f); err != nil {
+	return precheck(nb.path, f)
+}
+
+// handOver executes the new binary with ho, the sessions frozen since
+// frozen. It returns only when the exec failed.
+func handOver(files *daemonFiles, log *slog.Logger, nb newBinary, ho *handoverFile, ptys []int, frozen time.Time) error {
+	f, err := writeHandover(filepath.Dir(files.ln.Addr().String()), ho)
+	if err != nil {
 		return err
 	}
+	defer f.Close()
 	keep := append([]int{ho.Listener, ho.Lock, int(f.Fd())}, ptys...)
 	if ho.Keeper >= 0 {
 		keep = append(keep, ho.Keeper)
 	}
 	argv := append([]string{nb.path, "serve"}, files.args...)
 	argv = append(argv, "--resume-fd", strconv.Itoa(int(f.Fd())))
-	log.Info("handing over", "to", nb.path, "version", nb.info.Version, "sessions", len(snap.Sessions.Sessions), "frozen_for", time.Since(started).String())
+	log.Info("handing over", "to", nb.path, "version", nb.info.Version, "sessions", len(ho.Server.Sessions.Sessions), "frozen_for", time.Since(frozen).String())
 	err = execKeeping(nb.path, argv, keep)
 	return fmt.Errorf("exec %s: %w", nb.path, err)
 }
@@ -219,17 +264,42 @@ func writeHandover(dir string, ho *handoverFile) (*os.File, error) {
 // given up.
 func precheck(path string, f *os.File) error {
 	defer f.Seek(0, io.SeekStart)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
 	var out bytes.Buffer
-	cmd := exec.CommandContext(ctx, path, "serve", "--handover-check")
+	cmd := exec.Command(path, "serve", "--handover-check")
 	cmd.Stdin = f
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	if err != nil || strings.TrimSpace(out.String()) != "ok" {
+	err := runBounded(cmd, checkLimit)
+	switch {
+	case err != nil:
 		return fmt.Errorf("the new agentd %s cannot take over (`serve --handover-check`: %v%s)", path, err, tail(out.String()))
+	case strings.TrimSpace(out.String()) != "ok":
+		return fmt.Errorf("the new agentd %s cannot take over (`serve --handover-check` printed %q, not ok)", path, tail(out.String()))
 	}
 	return nil
+}
+
+// runBounded runs cmd in a process group of its own and ends the whole
+// group when cmd fails or outlives limit: a new binary that hangs, or
+// leaves a child behind, costs the bound and nothing more.
+func runBounded(cmd *exec.Cmd, limit time.Duration) error {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = time.Second // a child left holding the output pipes
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		}
+		return err
+	case <-time.After(limit):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		return fmt.Errorf("no answer within %s; ended it and all it started", limit)
+	}
 }
 
 // cmdHandoverCheck is `agentd serve --handover-check`: read a handover on

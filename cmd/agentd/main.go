@@ -93,7 +93,9 @@ commands:
             end the daemon; --force also ends the sessions that still run
   upgrade [--binary PATH]
             hand the daemon's sessions to this agentd (or PATH): the
-            agents run on with the same pids under the new code
+            agents run on with the same pids under the new code. To put a
+            new build in place, mv it over the old (or make build): a
+            running binary cannot be written over ("text file busy")
   ls [--json]
             list the sessions, with their states and prompts
   wait SESSION --until blocked|idle|done|working|error|exited|changed [--timeout D] [--json]
@@ -118,6 +120,9 @@ commands:
   $AGENTD_SOCKET, else $XDG_RUNTIME_DIR/agentd/agentd.sock (--socket PATH).
   demo      see agentd at work: host the bundled demo agent, follow its
             states, answer its permission prompt with runtime_answer
+  demo-agent
+            the bundled demo agent itself, a program to host: try
+            agentd run --name demo -- agentd demo-agent
   classify [--agent NAME] [--cols N] [--rows N] [--screen] [--json] FILE...
             classify each captured screen: agent, state, reason, prompt
   explain   [same flags] FILE...
@@ -126,6 +131,9 @@ commands:
             from inside a session: tell agentd what this program is doing
   report EVENT
             what agentd's Claude Code hooks run (hook JSON on stdin)
-  version   print agentd's version (--json: version, commit, protocol, os, arch, go)
+  version [--json] [--daemon]
+            print agentd's version (--json: version, commit, protocol, os,
+            arch, go); --daemon: the running daemon's too, with its pid,
+            socket, uptime and last upgrade
 `)
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -60,7 +61,11 @@ func upgradeBinary(flagValue string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return filepath.EvalSymlinks(abs)
+	real, err := filepath.EvalSymlinks(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("%s: no such file (--binary names the agentd to hand the sessions to)", abs)
+	}
+	return real, err
 }
 
 // upgradeOutcome is a handover that happened.
@@ -71,29 +76,61 @@ type upgradeOutcome struct {
 }
 
 func (o upgradeOutcome) String() string {
-	return fmt.Sprintf("agentd daemon (pid %d) upgraded from %s to %s in %d ms; its %d session(s) run on",
-		o.after.Pid, o.before.Version, o.after.Version, o.took.Milliseconds(), o.sessions)
+	s := fmt.Sprintf("agentd daemon (pid %d) upgraded from %s to %s in %d ms (its sessions paused for %d ms); its %d session(s) run on",
+		o.after.Pid, o.before.Version, o.after.Version, o.took.Milliseconds(), o.after.LastUpgrade.PausedMs, o.sessions)
+	if w := orderWarning(o.before.Version, o.after.Version); w != "" {
+		s += "\nwarning: " + w
+	}
+	return s
 }
 
+// orderWarning says when a handover from one version to another went
+// ahead only because a person asked for it: the two cannot be ordered
+// (builds of commits with no release tag), so the new code may be older.
+func orderWarning(from, to string) string {
+	switch {
+	case from == to:
+		return "the daemon ran this very version already; the sessions were handed to the same version again"
+	case rpc.CompareVersions(from, to) == 0:
+		return fmt.Sprintf("%s and %s cannot be ordered (builds without a release tag), so the new code may be the older; a daemon only moves between them when asked, by agentd upgrade", from, to)
+	}
+	return ""
+}
+
+// upgradeAnswerLimit bounds the wait for the daemon's answer to an
+// upgrade: it runs the new binary twice (each within checkLimit) before it
+// hands over or says why not.
+const upgradeAnswerLimit = 2 * time.Minute
+
 // requestUpgrade asks the daemon at socket to hand over to binary, and
-// waits until it answers again as the new code.
+// waits until it answers again as the new code. Success is what the
+// daemon says after: a new last upgrade, without an error, to the version
+// it now runs; anything else is an error saying what happened.
 func requestUpgrade(socket, binary string, auto bool) (upgradeOutcome, error) {
 	start := time.Now()
 	c, err := helloDaemon(socket)
-	if err != nil {
+	if canStart(err) {
+		return upgradeOutcome{}, fmt.Errorf("no daemon runs at %s, so there is nothing to upgrade: the next agentd command starts one of its own build", socket)
+	} else if err != nil {
 		return upgradeOutcome{}, err
 	}
 	before := c.Hello.Daemon
 	var list rpc.ListResult
 	_ = c.Call(context.Background(), rpc.MethodList, nil, &list)
-	err = c.Call(context.Background(), rpc.MethodUpgrade, rpc.UpgradeParams{Binary: binary, Auto: auto}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), upgradeAnswerLimit)
+	err = c.Call(ctx, rpc.MethodUpgrade, rpc.UpgradeParams{Binary: binary, Auto: auto}, nil)
+	cancel()
 	c.Close()
 	var rpcErr *jsonrpc2.Error
 	switch {
+	case errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc2.CodeMethodNotFound:
+		return upgradeOutcome{}, fmt.Errorf("the daemon (pid %d) runs %s, too old to hand over its sessions: `agentd stop` it (its sessions end; `agentd ls` lists them first) and the next agentd command starts this one", before.Pid, before.Version)
 	case errors.As(err, &rpcErr):
 		return upgradeOutcome{}, errors.New(rpcErr.Message)
 	case err == nil:
 		return upgradeOutcome{}, errors.New("the daemon answered the upgrade without handing over")
+	case errors.Is(err, context.DeadlineExceeded):
+		return upgradeOutcome{}, fmt.Errorf("the daemon (pid %d, %s) gave no answer to the upgrade within %s; `agentd version --daemon` shows what it runs", before.Pid, before.Version, upgradeAnswerLimit)
 	}
 	// The connection closed: the daemon's process is becoming the new code.
 	// The socket stays open across it, so the next hello waits for it.
@@ -112,11 +149,16 @@ func requestUpgrade(socket, binary string, auto bool) (upgradeOutcome, error) {
 		time.Sleep(20 * time.Millisecond) // a connection the old code took as it went
 	}
 	out := upgradeOutcome{before: before, after: after, sessions: len(list.Sessions), took: time.Since(start)}
+	last := after.LastUpgrade
 	switch {
 	case after.Pid != before.Pid:
 		return out, fmt.Errorf("a different daemon (pid %d, %s) answers now; the one upgraded was pid %d", after.Pid, after.Version, before.Pid)
-	case after.LastUpgrade != nil && after.LastUpgrade.Error != "":
-		return out, fmt.Errorf("the new code could not take over, and handed the sessions back to %s (pid %d): %s", after.Version, after.Pid, after.LastUpgrade.Error)
+	case last == nil || (before.LastUpgrade != nil && *last == *before.LastUpgrade):
+		return out, fmt.Errorf("the daemon (pid %d) closed the connection but did not hand over: it still runs %s", after.Pid, after.Version)
+	case last.Error != "":
+		return out, fmt.Errorf("the new code could not take over, and handed the sessions back to %s (pid %d): %s", after.Version, after.Pid, last.Error)
+	case after.Version != last.To:
+		return out, fmt.Errorf("the daemon (pid %d) runs %s, not %s, which it handed over to", after.Pid, after.Version, last.To)
 	}
 	return out, nil
 }

@@ -4,6 +4,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -273,8 +275,10 @@ func TestUpgradeHandsBackWhenTheNewCodeFails(t *testing.T) {
 // How long a handover takes with 50 sessions writing output, from the
 // request until the daemon answers as the new code (handover_ms), and
 // until five editors' forwarders started then have each listed all 50
-// sessions (clients_ms). Editors add their own reconnect back-off (VS
-// Code's first retry is after 1 s). Run with -benchtime 1x:
+// sessions (clients_ms), and how long the sessions stood still, from the
+// freeze until the new code read their PTYs again (paused_ms). Editors
+// add their own reconnect back-off (VS Code's first retry is after 1 s).
+// Run with -benchtime 1x:
 //
 //	go test ./cmd/agentd -run XXX -bench Upgrade -benchtime 1x
 func BenchmarkUpgrade50Sessions(b *testing.B) {
@@ -286,14 +290,22 @@ func BenchmarkUpgrade50Sessions(b *testing.B) {
 		a.mustCall("session/spawn", map[string]any{"argv": []string{"sh", "-c", "while :; do echo line $$ $(date +%N); sleep 0.1; done"}, "cwd": b.TempDir(), "cols": 100, "rows": 30}, nil)
 	}
 	var handover, clients time.Duration
+	var paused int
 	for b.Loop() {
 		start := time.Now()
 		cmd := exec.Command(bin, "upgrade")
 		cmd.Env = d.env
-		if out, err := cmd.CombinedOutput(); err != nil {
+		out, err := cmd.CombinedOutput()
+		if err != nil {
 			b.Fatalf("agentd upgrade: %v\n%s", err, out)
 		}
 		handover += time.Since(start)
+		m := regexp.MustCompile(`paused for (\d+) ms`).FindSubmatch(out)
+		if m == nil {
+			b.Fatalf("agentd upgrade does not say how long the sessions paused: %s", out)
+		}
+		ms, _ := strconv.Atoi(string(m[1]))
+		paused += ms
 		var wg sync.WaitGroup
 		for i := 0; i < editors; i++ {
 			wg.Add(1)
@@ -310,6 +322,7 @@ func BenchmarkUpgrade50Sessions(b *testing.B) {
 		clients += time.Since(start)
 	}
 	b.ReportMetric(float64(handover.Milliseconds())/float64(b.N), "handover_ms")
+	b.ReportMetric(float64(paused)/float64(b.N), "paused_ms")
 	b.ReportMetric(float64(clients.Milliseconds())/float64(b.N), "clients_ms")
 }
 
@@ -323,4 +336,155 @@ func blockedDemo(t *testing.T, c *client, bin string) (spawned, stateNote, int) 
 	c.waitState(demo.SessionID, "idle", &from, 20*time.Second)
 	c.mustCall("runtime_send", map[string]any{"sessionId": demo.SessionID, "text": "Add a NOTES.md file", "submit": true}, nil)
 	return demo, c.waitPrompt(demo.SessionID, &from, 30*time.Second), from
+}
+
+// A new binary whose handover check hangs, or crashes midway, freezes no
+// session: while it hangs, an answer to a blocked prompt is served (how
+// fast is logged); at its bound the check is ended with every process it
+// started, the upgrade is refused with the reason, and the daemon serves on
+// as it was. The client says so and exits non-zero.
+func TestUpgradeCheckThatHangsOrCrashesFreezesNothing(t *testing.T) {
+	binA, binB := versionedBinary(t, "0.3.0"), versionedBinary(t, "0.4.0")
+	d := newDaemonEnv(t)
+	a := startClientWith(t, binA, "", []string{"--stdio", "--log", d.log}, d.env)
+	daemon := a.init.Daemon.Pid
+	demo, blocked, from := blockedDemo(t, a, binA)
+	dir := t.TempDir()
+	// Each candidate is build B but for its handover check.
+	candidate := func(name, check string) string {
+		p := filepath.Join(dir, name)
+		script := "#!/bin/sh\nif [ \"$1 $2\" = \"serve --handover-check\" ]; then\n" + check + "\nfi\nexec " + binB + " \"$@\"\n"
+		must(t, os.WriteFile(p, []byte(script), 0o755))
+		return p
+	}
+	mark, child := filepath.Join(dir, "checking"), filepath.Join(dir, "child")
+	hangs := candidate("agentd-hangs", "sleep 600 & echo $! > "+child+"; echo checking > "+mark+"; wait; exit 0")
+	crashes := candidate("agentd-crashes", "echo 'reading the handover'; kill -SEGV $$")
+
+	// The check that hangs.
+	up := exec.Command(binA, "upgrade", "--binary", hangs)
+	up.Env = d.env
+	var out strings.Builder
+	up.Stdout, up.Stderr = &out, &out
+	must(t, up.Start())
+	upDone := make(chan struct{})
+	go func() { _ = up.Wait(); close(upDone) }()
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(mark); err == nil {
+			break
+		}
+		select {
+		case <-upDone:
+			t.Fatalf("agentd upgrade ended before the new binary's check began: %s", out.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the new binary's handover check did not begin within 60 s of agentd upgrade")
+		}
+	}
+	asked := time.Now()
+	a.mustCall("runtime_answer", map[string]any{"sessionId": demo.SessionID, "promptId": blocked.Prompt.PromptID, "optionId": "1"}, nil)
+	served := time.Since(asked)
+	select {
+	case <-upDone:
+		t.Fatalf("the upgrade ended (%s) before the answer could be tried beside its check", out.String())
+	default:
+	}
+	t.Logf("runtime_answer served in %s while the handover check hung", served)
+	a.waitState(demo.SessionID, "done", &from, 30*time.Second)
+	select {
+	case <-upDone:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("agentd upgrade still waits 2 min after the check began; it said: %s", out.String())
+	}
+	if code := up.ProcessState.ExitCode(); code == 0 || !strings.Contains(out.String(), "no answer within") ||
+		!strings.Contains(out.String(), "every session runs on under this daemon (version 0.3.0)") {
+		t.Errorf("agentd upgrade with a check that hangs exited %d saying: %s", code, out.String())
+	}
+	pidText, err := os.ReadFile(child)
+	must(t, err)
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(pidText)))
+	for deadline := time.Now().Add(20 * time.Second); pid > 0 && alive(pid); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the hung check's child (pid %d) outlived its refusal by 20 s", pid)
+		}
+	}
+
+	// The check that crashes.
+	text, code := upgradeDaemon(t, d, binA, "--binary", crashes)
+	if code == 0 || !strings.Contains(text, "segmentation fault") || !strings.Contains(text, "reading the handover") {
+		t.Errorf("agentd upgrade with a check that crashes exited %d saying: %s", code, text)
+	}
+
+	c := startClientWith(t, binA, "", []string{"--stdio", "--log", d.log}, d.env)
+	if got := c.init.Daemon; got.Pid != daemon || got.Version != "0.3.0" {
+		t.Errorf("after the refusals the daemon is pid %d version %s; want %d, 0.3.0", got.Pid, got.Version, daemon)
+	}
+	var listed bool
+	for _, ls := range c.list().Sessions {
+		listed = listed || (ls.SessionID == demo.SessionID && ls.Pid == demo.Pid && alive(demo.Pid))
+	}
+	if !listed {
+		t.Errorf("after the refusals the demo (pid %d) is not listed running", demo.Pid)
+	}
+}
+
+// What a person reads around an upgrade: agentd version --daemon names the
+// daemon's version beside the client's, its pid, socket, uptime and last
+// upgrade with how long the sessions paused; a handover between builds
+// that cannot be ordered (no release tag), or to the same version, goes
+// ahead when asked but says so; a --binary that does not exist is named.
+func TestUpgradeAsAPersonReadsIt(t *testing.T) {
+	dev1, dev2, rel := versionedBinary(t, "0.1.0-dev+aaaaaaaaaaaa"), versionedBinary(t, "0.1.0-dev+bbbbbbbbbbbb"), versionedBinary(t, "0.3.0")
+	d := newDaemonEnv(t)
+	a := startClientWith(t, dev1, "", []string{"--stdio", "--log", d.log}, d.env)
+	demo, _, _ := blockedDemo(t, a, dev1)
+	run := func(bin string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		cmd.Env = d.env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s %s: %v\n%s", filepath.Base(filepath.Dir(bin)), strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	out := run(rel, "version", "--daemon")
+	for _, w := range []string{"client: agentd 0.3.0", "daemon: agentd 0.1.0-dev+aaaaaaaaaaaa", "pid " + strconv.Itoa(a.init.Daemon.Pid), "socket " + d.socket, " up "} {
+		if !strings.Contains(out, w) {
+			t.Errorf("agentd version --daemon says %q, which lacks %q", out, w)
+		}
+	}
+	out = run(dev2, "upgrade")
+	t.Logf("agentd upgrade between untagged builds:\n%s", out)
+	if !strings.Contains(out, "upgraded from 0.1.0-dev+aaaaaaaaaaaa to 0.1.0-dev+bbbbbbbbbbbb") ||
+		!strings.Contains(out, "warning: 0.1.0-dev+aaaaaaaaaaaa and 0.1.0-dev+bbbbbbbbbbbb cannot be ordered") {
+		t.Errorf("a handover between two untagged builds says %q; want it done, with a warning that they cannot be ordered", out)
+	}
+	out = run(rel, "upgrade")
+	if !strings.Contains(out, "to 0.3.0") || !strings.Contains(out, "paused for") || strings.Contains(out, "warning") {
+		t.Errorf("a handover to a release says %q; want it done with the pause named and no warning", out)
+	}
+	if out := run(rel, "upgrade"); !strings.Contains(out, "warning: the daemon ran this very version already") {
+		t.Errorf("a handover to the same version says %q; want a warning", out)
+	}
+	out = run(rel, "version", "--daemon")
+	t.Logf("agentd version --daemon after the upgrades:\n%s", out)
+	if !strings.Contains(out, "daemon: agentd 0.3.0") || !strings.Contains(out, "last upgrade: 0.3.0 to 0.3.0 at ") || !strings.Contains(out, "sessions paused ") {
+		t.Errorf("after the upgrades agentd version --daemon says %q", out)
+	}
+	cmd := exec.Command(rel, "upgrade", "--binary", "/nonexistent/agentd")
+	cmd.Env = d.env
+	msg, err := cmd.CombinedOutput()
+	if err == nil || strings.Contains(string(msg), "lstat") || !strings.Contains(string(msg), "/nonexistent/agentd: no such file") {
+		t.Errorf("agentd upgrade --binary /nonexistent/agentd: %v: %s", err, msg)
+	}
+	c := startClientWith(t, rel, "", []string{"--stdio", "--log", d.log}, d.env)
+	var listed bool
+	for _, ls := range c.list().Sessions {
+		listed = listed || (ls.SessionID == demo.SessionID && ls.State == "blocked" && alive(demo.Pid))
+	}
+	if !listed {
+		t.Errorf("after three handovers the demo (pid %d) is not listed blocked", demo.Pid)
+	}
 }

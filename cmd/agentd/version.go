@@ -8,6 +8,7 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"time"
 
 	"github.com/agentd/agentd/rpc"
 )
@@ -71,16 +72,62 @@ func currentVersion() versionInfo {
 }
 
 func cmdVersion(args []string, stdout, stderr io.Writer) int {
-	switch {
-	case len(args) == 0:
-		v := currentVersion()
+	fs, socket := newFlags("version", stderr)
+	asJSON := fs.Bool("json", false, "print JSON")
+	ofDaemon := fs.Bool("daemon", false, "the running daemon's version too: its pid, socket, uptime and last upgrade (starts none)")
+	if rest, err := parseArgs(fs, args); err != nil {
+		return exitUsage
+	} else if len(rest) > 0 {
+		fmt.Fprintf(stderr, "agentd version: unexpected %q (usage: agentd version [--json] [--daemon])\n", rest)
+		return exitUsage
+	}
+	v := currentVersion()
+	if !*ofDaemon {
+		if *asJSON {
+			b, _ := json.Marshal(v)
+			fmt.Fprintf(stdout, "%s\n", b)
+			return exitOK
+		}
 		fmt.Fprintf(stdout, "agentd %s (protocol %d, %s/%s, %s)\n", v.Version, v.Protocol, v.OS, v.Arch, v.Go)
 		return exitOK
-	case len(args) == 1 && (args[0] == "--json" || args[0] == "-json"):
-		b, _ := json.Marshal(currentVersion())
+	}
+	path, err := socketPath(*socket)
+	if err != nil {
+		return fail(stderr, "version", err)
+	}
+	var d *rpc.Daemon
+	c, err := helloDaemon(path)
+	switch {
+	case err == nil:
+		d = &c.Hello.Daemon
+		c.Close()
+	case !canStart(err):
+		return fail(stderr, "version", fmt.Errorf("the daemon at %s: %w", path, err))
+	}
+	if *asJSON {
+		b, _ := json.Marshal(struct {
+			Client versionInfo `json:"client"`
+			Daemon *rpc.Daemon `json:"daemon"` // null: none runs
+		}{v, d})
 		fmt.Fprintf(stdout, "%s\n", b)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "agentd version: unexpected %q (usage: agentd version [--json])\n", args)
-	return exitUsage
+	fmt.Fprintf(stdout, "client: agentd %s (protocol %d, %s/%s, %s)\n", v.Version, v.Protocol, v.OS, v.Arch, v.Go)
+	if d == nil {
+		fmt.Fprintf(stdout, "daemon: none runs at %s (the next agentd command starts one)\n", path)
+		return exitOK
+	}
+	up := "?"
+	if t, err := time.Parse(time.RFC3339Nano, d.StartedAt); err == nil {
+		up = time.Since(t).Round(time.Second).String()
+	}
+	fmt.Fprintf(stdout, "daemon: agentd %s (protocol %d), pid %d, socket %s, up %s\n", d.Version, d.ProtocolVersion, d.Pid, path, up)
+	if u := d.LastUpgrade; u != nil {
+		how := fmt.Sprintf("sessions paused %d ms", u.PausedMs)
+		if u.Error != "" {
+			how = "failed, handed back: " + u.Error
+		}
+		fmt.Fprintf(stdout, "last upgrade: %s to %s at %s (%s)\n", u.From, u.To, u.At, how)
+	}
+	return exitOK
 }
