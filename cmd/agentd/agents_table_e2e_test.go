@@ -463,6 +463,7 @@ func promptLabels(b stateNote) []string {
 func (row agentRow) play(t *testing.T, c *client, id string, from *int, work string, turn agentTurn) {
 	t.Helper()
 	c.mustCall("runtime_send", map[string]any{"sessionId": id, "text": turn.send, "submit": true}, nil)
+	awaitSubmitted(t, c, id, *from, turn.send)
 	// A turn blocked or ended has worked: agentd may have read no frame of
 	// the work between two looks (a tool call that comes at once).
 	turnRan := []string{"blocked", "done", "error"}
@@ -531,6 +532,24 @@ func (row agentRow) play(t *testing.T, c *client, id string, from *int, work str
 		c.mustCall("session/seen", map[string]any{"sessionId": id}, nil)
 		c.waitState(id, "idle", from, 30*time.Second)
 	}
+}
+
+// awaitSubmitted waits for a task sent with runtime_send to start: any
+// state but idle. An agent still idle 20 s later with the task in its
+// composer let the Enter go by (Auggie, once, in a fresh-clone run beside
+// other work: the text landed, the Enter did not): a person presses Enter
+// again, and so does the test, listed by noteRetry. It reads the states
+// from from on and moves nothing.
+func awaitSubmitted(t *testing.T, c *client, id string, from int, task string) {
+	t.Helper()
+	if c.awaitNotState(id, "idle", from, 20*time.Second) {
+		return
+	}
+	if !strings.Contains(c.screen(id), task) {
+		return // not in the composer: whatever happened, another Enter is no person's
+	}
+	noteRetry(t, fmt.Sprintf("%q sat in the composer, idle, 20 s after runtime_send; pressed Enter again", task))
+	c.mustCall("session/input", map[string]any{"sessionId": id, "data": "\r"}, nil)
 }
 
 // awaitPrompt waits for the turn's prompt: working, then blocked (a tool

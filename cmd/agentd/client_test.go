@@ -283,6 +283,29 @@ func (c *client) waitStateOr(sessionID, state string, later []string, from *int,
 	}
 }
 
+// awaitNotState waits for a state of the session, notified at from or
+// later, other than state, and says whether one came within timeout.
+func (c *client) awaitNotState(sessionID, state string, from int, timeout time.Duration) bool {
+	c.t.Helper()
+	deadline := time.After(timeout)
+	for {
+		c.mu.Lock()
+		notes := c.notes
+		c.mu.Unlock()
+		for i := from; i < len(notes); i++ {
+			var s stateNote
+			if notes[i].Method == "session/state" && json.Unmarshal(notes[i].Params, &s) == nil && s.SessionID == sessionID && s.State != state {
+				return true
+			}
+		}
+		select {
+		case <-c.notify:
+		case <-deadline:
+			return false
+		}
+	}
+}
+
 // awaitPromptLeft waits for the session's next state that is not blocked
 // on promptID, and says whether it came within timeout. It leaves that
 // state for the next wait to find.
