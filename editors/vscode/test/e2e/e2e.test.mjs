@@ -321,7 +321,8 @@ test('agentd upgrade hands the session to new code in the same daemon process; t
   // The same build: the Go end-to-end test upgrades between two versions;
   // here it is the window's side that is tried.
   const out = execFileSync(AGENTD, ['upgrade'], { env: { ...process.env, AGENTD_SOCKET: wbx.socket }, encoding: 'utf8' });
-  assert.match(out, /upgraded from .* in \d+ ms; its \d+ session\(s\) run on/);
+  assert.match(out, /upgraded from (\S+) to \1 in \d+ ms \(its sessions paused for \d+ ms\); its \d+ session\(s\) run on/);
+  assert.match(out, /warning: the daemon ran this very version already/, 'the same version again is said, not hidden');
   await waitFor('a new forwarder', async () => {
     const now = pidsOf(`${AGENTD} --stdio --verbose --cooldown 1s`);
     return now.length === 1 && now[0] !== fwd[0];
