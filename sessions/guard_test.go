@@ -151,15 +151,19 @@ func fakeMenuAgent() int {
 	defer term.Restore(0, old)
 	options := []string{"Yes", "Yes, always", "No"}
 	sel := 0
+	// Each frame goes out in one write, as a TUI draws: line by line, a
+	// busy machine lets the question show alone, a prompt with no options.
 	draw := func() {
-		fmt.Print("\x1b[H\x1b[2JAllow this?\r\n")
+		var frame strings.Builder
+		frame.WriteString("\x1b[H\x1b[2JAllow this?\r\n")
 		for i, o := range options {
 			mark := " "
 			if i == sel {
 				mark = "›"
 			}
-			fmt.Printf("%s %s\r\n", mark, o)
+			fmt.Fprintf(&frame, "%s %s\r\n", mark, o)
 		}
+		os.Stdout.WriteString(frame.String())
 	}
 	draw()
 	buf := make([]byte, 64)
