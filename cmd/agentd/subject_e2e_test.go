@@ -42,9 +42,12 @@ func TestAnswerForOnePromptNeverTakesTheNext(t *testing.T) {
 	if sub := first.Prompt.Subject; sub == nil || sub.Kind != "command" || sub.Text != cmd {
 		t.Fatalf("first prompt's subject %+v, want the command %q", sub, cmd)
 	}
-	// A person answers it in the terminal: "1", Yes. Claude Code, under
-	// load, sometimes lets a key go by while it draws; the person sees the
-	// menu stay and presses "1" again.
+	// A person answers it in the terminal: "1", Yes, once they have read
+	// it. Claude Code lets keys go by for its first moments on screen
+	// (typed at once, "1" was lost every time; claude.toml's settle says
+	// how long); under load it may still, and the person sees the menu
+	// stay and presses "1" again.
+	time.Sleep(300 * time.Millisecond) // claude.toml's settle for this menu
 	for try := 1; ; try++ {
 		c.mustCall("session/input", map[string]any{"sessionId": id, "data": "1"}, nil)
 		if c.awaitPromptLeft(id, first.Prompt.PromptID, &from, 30*time.Second) {
