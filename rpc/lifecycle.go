@@ -40,7 +40,7 @@ func (s *Server) daemonInfo() Daemon {
 	rec := s.lastUpgrade
 	s.mu.Unlock()
 	return Daemon{Version: s.cfg.Version, ProtocolVersion: ProtocolVersion, Pid: os.Getpid(),
-		Instance: fmt.Sprintf("%d-%d", os.Getpid(), s.started.UnixNano()), Socket: s.cfg.Socket,
+		Instance: s.instance, Socket: s.cfg.Socket,
 		StartedAt: stamp(s.started), Private: s.cfg.Private, LastUpgrade: rec}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -27,6 +28,9 @@ type Server struct {
 	away    *awayNotifier    // nil without [[notify]] entries
 	desktop *desktopNotifier // nil when [desktop] notify = false
 	started time.Time
+	// instance names this daemon to its clients: "pid-start" as it began,
+	// kept across handovers, and by a daemon that recovered the sessions.
+	instance string
 
 	inputs inputQueue
 
@@ -71,7 +75,8 @@ func NewServer(opts sessions.Options, cfg Config) *Server {
 	if opts.Log == nil {
 		opts.Log = cfg.Log
 	}
-	s := &Server{cfg: cfg, log: cfg.Log, started: time.Now(), clients: map[*clientConn]struct{}{},
+	now := time.Now()
+	s := &Server{cfg: cfg, log: cfg.Log, started: now, instance: fmt.Sprintf("%d-%d", os.Getpid(), now.UnixNano()), clients: map[*clientConn]struct{}{},
 		changed: make(chan struct{}, 1), stop: make(chan struct{})}
 	s.away = newAwayNotifier(cfg.Notify, cfg.Cooldown, cfg.Log)
 	s.desktop = s.newDesktop(openDesktop)

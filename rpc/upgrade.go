@@ -33,12 +33,30 @@ type UpgradeRecord struct {
 	// PausedMs is how long the sessions stood still: from the freeze until
 	// this code had adopted them and read their PTYs again.
 	PausedMs int64 `json:"pausedMs"`
+	// Settling: the code before still watches this code, and should it
+	// end now, takes the sessions back (docs/upgrade.md, "If the new code
+	// dies"). agentd upgrade waits for it to be over before it says the
+	// upgrade succeeded.
+	Settling bool `json:"settling,omitempty"`
+}
+
+// Settled says the code before stopped watching: this code keeps the
+// sessions now.
+func (s *Server) Settled() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lastUpgrade != nil {
+		rec := *s.lastUpgrade
+		rec.Settling = false
+		s.lastUpgrade = &rec
+	}
 }
 
 // ServerSnapshot is the server's part of a handover: the sessions, and
 // what makes this the same daemon to its clients (its instance).
 type ServerSnapshot struct {
 	Started  time.Time          `json:"started"`
+	Instance string             `json:"instance,omitempty"`
 	Sessions *sessions.Snapshot `json:"sessions"`
 }
 
@@ -48,7 +66,7 @@ func (s *Server) Freeze() (ServerSnapshot, []int, func(), error) {
 	if err != nil {
 		return ServerSnapshot{}, nil, nil, err
 	}
-	return ServerSnapshot{Started: s.started, Sessions: snap}, fds, thaw, nil
+	return ServerSnapshot{Started: s.started, Instance: s.instance, Sessions: snap}, fds, thaw, nil
 }
 
 // CheckSnapshot says whether this binary can adopt snap, changing nothing.
@@ -64,6 +82,9 @@ func (s *Server) CheckSnapshot(snap ServerSnapshot) error {
 func (s *Server) Adopt(snap ServerSnapshot, rec UpgradeRecord) error {
 	if !snap.Started.IsZero() {
 		s.started = snap.Started
+	}
+	if snap.Instance != "" {
+		s.instance = snap.Instance
 	}
 	err := s.mgr.Adopt(snap.Sessions)
 	if at, perr := time.Parse(time.RFC3339Nano, rec.At); perr == nil {

@@ -381,6 +381,25 @@ func (d *ptyDriver) waitLoop() {
 	s.finish(st, State{})
 }
 
+// awaitNotChild waits for the end of an agent that is not this process's
+// child: a daemon that recovered the sessions of one that died after a
+// handover (docs/upgrade.md, "If the new code dies") adopted agents whose
+// parent had gone. It cannot wait for them, so their end is their pid
+// going, or their terminal closing (init may leave a zombie unreaped), and
+// their exit status is lost.
+func awaitNotChild(pid int, closed <-chan struct{}) {
+	for {
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			return
+		}
+		select {
+		case <-closed:
+			return
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
 // wait reaps the session's agent and says how it ended.
 func (d *ptyDriver) wait() *ExitStatus {
 	// An exit status other than 0 is an error to Wait, not here: the
@@ -393,7 +412,11 @@ func (d *ptyDriver) wait() *ExitStatus {
 		// Adopted in a handover: still our child, as the process is the
 		// same. One that ended while the sessions were frozen may have
 		// been reaped by the code before; its status is then lost.
-		ps, _ = d.proc.Wait()
+		var err error
+		ps, err = d.proc.Wait()
+		if errors.Is(err, syscall.ECHILD) {
+			awaitNotChild(d.s.Pid, d.s.readDone)
+		}
 	}
 	if ps == nil {
 		return &ExitStatus{Code: -1}

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/agentd/agentd/rpc"
 )
 
 var (
@@ -92,10 +94,11 @@ func startAgentdLog(t testing.TB, logPath string, extraArgs ...string) *client {
 type initResult struct {
 	ServerInfo struct{ Version string } `json:"serverInfo"`
 	Daemon     struct {
-		Pid      int    `json:"pid"`
-		Instance string `json:"instance"`
-		Version  string `json:"version"`
-		Private  bool   `json:"private"`
+		Pid         int                `json:"pid"`
+		Instance    string             `json:"instance"`
+		Version     string             `json:"version"`
+		Private     bool               `json:"private"`
+		LastUpgrade *rpc.UpgradeRecord `json:"lastUpgrade"`
 	} `json:"daemon"`
 	Warnings []string `json:"warnings"`
 }

@@ -67,6 +67,10 @@ type handoverFile struct {
 	Lock      int `json:"lock"`
 	Keeper    int `json:"keeper"` // -1: none
 	KeeperPid int `json:"keeperPid"`
+	// The watchdog (handover_watch.go), when WatchPid is set: Watch is the
+	// pipe the new code tells it "serving" on.
+	WatchPid int `json:"watchPid,omitempty"`
+	Watch    int `json:"watch,omitempty"`
 	// Args are the daemon's own flags, for the code that comes next.
 	Args   []string           `json:"args"`
 	Server rpc.ServerSnapshot `json:"server"`
@@ -153,14 +157,14 @@ func upgradeTo(srv *rpc.Server, files *daemonFiles, log *slog.Logger, p rpc.Upgr
 	}
 	var checked *sessions.Snapshot // what the new binary said it can adopt
 	for attempt := 1; ; attempt++ {
-		snap, ptys, thaw, err := srv.Freeze()
+		snap, _, thaw, err := srv.Freeze()
 		if err != nil {
 			return err
 		}
 		frozen := time.Now()
 		ho := newHandover(files, nb, snap, frozen)
 		if checked != nil && sessions.SameToCheck(checked, snap.Sessions) {
-			err := handOver(files, log, nb, &ho, ptys, frozen)
+			err := handOver(files, log, nb, &ho, frozen)
 			thaw() // reached only when the exec failed
 			return err
 		}
@@ -208,20 +212,23 @@ func checkAdopts(files *daemonFiles, nb newBinary, ho *handoverFile) error {
 
 // handOver executes the new binary with ho, the sessions frozen since
 // frozen. It returns only when the exec failed.
-func handOver(files *daemonFiles, log *slog.Logger, nb newBinary, ho *handoverFile, ptys []int, frozen time.Time) error {
+func handOver(files *daemonFiles, log *slog.Logger, nb newBinary, ho *handoverFile, frozen time.Time) error {
 	f, err := writeHandover(filepath.Dir(files.ln.Addr().String()), ho)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	keep := append([]int{ho.Listener, ho.Lock, int(f.Fd())}, ptys...)
-	if ho.Keeper >= 0 {
-		keep = append(keep, ho.Keeper)
+	keep := handoverFDs(ho, int(f.Fd()))
+	watch, stopWatch, err := watchHandover(f, ho, keep)
+	if err != nil {
+		return err
 	}
 	argv := append([]string{nb.path, "serve"}, files.args...)
 	argv = append(argv, "--resume-fd", strconv.Itoa(int(f.Fd())))
-	log.Info("handing over", "to", nb.path, "version", nb.info.Version, "sessions", len(ho.Server.Sessions.Sessions), "frozen_for", time.Since(frozen).String())
-	err = execKeeping(nb.path, argv, keep)
+	log.Info("handing over", "to", nb.path, "version", nb.info.Version, "sessions", len(ho.Server.Sessions.Sessions),
+		"watchdog", ho.WatchPid, "frozen_for", time.Since(frozen).String())
+	err = execKeeping(nb.path, argv, append(keep, watch))
+	stopWatch()
 	return fmt.Errorf("exec %s: %w", nb.path, err)
 }
 
@@ -343,6 +350,9 @@ func readHandover(fd int) (*handoverFile, *os.File, error) {
 	if err := json.NewDecoder(f).Decode(&ho); err != nil {
 		return nil, f, fmt.Errorf("the handover does not read: %w", err)
 	}
+	if ho.WatchPid > 0 && ho.WatchPid != os.Getpid() {
+		syscall.CloseOnExec(ho.Watch) // not for the agents this code starts
+	}
 	return &ho, f, checkHandover(&ho)
 }
 
@@ -355,7 +365,19 @@ func handBack(ho *handoverFile, f *os.File, why error, log *slog.Logger) error {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
-	keep := []int{ho.Listener, ho.Lock, int(f.Fd())}
+	keep := handoverFDs(ho, int(f.Fd()))
+	if ho.WatchPid > 0 {
+		keep = append(keep, ho.Watch) // the code handed back to says "serving" on it
+	}
+	argv := append([]string{ho.FromBinary, "serve"}, ho.Args...)
+	argv = append(argv, "--resume-fd", strconv.Itoa(int(f.Fd())), "--handover-error", why.Error())
+	return execKeeping(ho.FromBinary, argv, keep)
+}
+
+// handoverFDs are the descriptors the handover ho names, with the
+// handover file's own, fd: what must stay open across an exec.
+func handoverFDs(ho *handoverFile, fd int) []int {
+	keep := []int{ho.Listener, ho.Lock, fd}
 	if ho.Keeper >= 0 {
 		keep = append(keep, ho.Keeper)
 	}
@@ -364,9 +386,22 @@ func handBack(ho *handoverFile, f *os.File, why error, log *slog.Logger) error {
 			keep = append(keep, ss.FD)
 		}
 	}
-	argv := append([]string{ho.FromBinary, "serve"}, ho.Args...)
-	argv = append(argv, "--resume-fd", strconv.Itoa(int(f.Fd())), "--handover-error", why.Error())
-	return execKeeping(ho.FromBinary, argv, keep)
+	return keep
+}
+
+// rewriteHandover writes ho to f again, from its start.
+func rewriteHandover(f *os.File, ho *handoverFile) error {
+	if err := f.Truncate(0); err != nil {
+		return err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	if err := json.NewEncoder(f).Encode(ho); err != nil {
+		return fmt.Errorf("write the handover: %w", err)
+	}
+	_, err := f.Seek(0, io.SeekStart)
+	return err
 }
 
 // rawFD is the descriptor under a listener, without Fd's switch to

@@ -57,6 +57,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdDemoAgent(os.Stdin, stdout)
 	case "keeper":
 		return cmdKeeper(stdin, stderr)
+	case "handover-watch":
+		return cmdHandoverWatch(args[1:], stderr)
 	case "report":
 		return cmdReport(args[1:], stdin, stderr)
 	case "signal":

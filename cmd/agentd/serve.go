@@ -118,7 +118,8 @@ func resumeServe(f *serverFlags, path string, idle time.Duration, fd int, handov
 	if err == nil {
 		files.ln, files.handed, err = listenerFrom(ho.Listener)
 	}
-	rec := rpc.UpgradeRecord{From: ho.FromVersion, To: ho.ToVersion, At: ho.At, Error: handoverErr}
+	rec := rpc.UpgradeRecord{From: ho.FromVersion, To: ho.ToVersion, At: ho.At, Error: handoverErr,
+		Settling: ho.WatchPid > 0 && ho.WatchPid != os.Getpid()}
 	if err == nil {
 		err = adoptGuarded(h.srv, ho.Server, rec)
 	}
@@ -146,6 +147,11 @@ func resumeServe(f *serverFlags, path string, idle time.Duration, fd int, handov
 	}
 	h.log.Info("daemon serving after a handover", "socket", path, "version", version, "from", ho.FromVersion, "pid", os.Getpid(),
 		"sessions", len(ho.Server.Sessions.Sessions), "since_handover", sinceStamp(ho.At))
+	standDown := serving(ho, func() {
+		h.srv.Settled()
+		h.log.Info("the code before stopped watching: this code keeps the sessions", "watchdog", ho.WatchPid)
+	})
+	defer standDown() // a daemon that ends as asked is not one that died
 	return serveDaemon(h, files.ln, idle)
 }
 

@@ -148,11 +148,30 @@ func requestUpgrade(socket, binary string, auto bool) (upgradeOutcome, error) {
 		}
 		time.Sleep(20 * time.Millisecond) // a connection the old code took as it went
 	}
+	// The new code serves, and the code before watches it a moment more,
+	// taking the sessions back should it die (handover_watch.go): the
+	// upgrade is not over until that is.
+	for after.Pid == before.Pid && after.LastUpgrade != nil && after.LastUpgrade.Settling && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		c, err := helloDaemon(socket)
+		if canStart(err) {
+			// The socket is gone: stopped, not died (a watchdog keeps the
+			// socket of a daemon that died).
+			return upgradeOutcome{}, fmt.Errorf("the daemon (pid %d) took over as %s, then ended (agentd stop?); no daemon runs now", after.Pid, after.Version)
+		} else if err == nil {
+			after = c.Hello.Daemon
+			c.Close()
+		}
+	}
 	out := upgradeOutcome{before: before, after: after, sessions: len(list.Sessions), took: time.Since(start)}
 	last := after.LastUpgrade
 	switch {
+	case after.Pid != before.Pid && after.Instance == before.Instance && last != nil && last.Error != "":
+		return out, fmt.Errorf("the upgrade failed: %s", last.Error)
 	case after.Pid != before.Pid:
 		return out, fmt.Errorf("a different daemon (pid %d, %s) answers now; the one upgraded was pid %d", after.Pid, after.Version, before.Pid)
+	case last != nil && last.Settling:
+		return out, fmt.Errorf("the daemon (pid %d) runs %s, but the code before it still watched it after %s", after.Pid, after.Version, upgradeAnswerLimit)
 	case last == nil || (before.LastUpgrade != nil && *last == *before.LastUpgrade):
 		return out, fmt.Errorf("the daemon (pid %d) closed the connection but did not hand over: it still runs %s", after.Pid, after.Version)
 	case last.Error != "":

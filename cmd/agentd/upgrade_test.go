@@ -110,6 +110,14 @@ func TestUpgradeHandsOverTheSessions(t *testing.T) {
 	if got := b.init.Daemon; got.Version != "0.4.0" || got.Pid != daemon || got.Instance != a.init.Daemon.Instance {
 		t.Fatalf("after the upgrade the daemon is %s pid %d instance %s; want 0.4.0, pid %d, instance %s", got.Version, got.Pid, got.Instance, daemon, a.init.Daemon.Instance)
 	}
+	// agentd ls said so once the watch after the handover was over: the
+	// watchdog is gone.
+	if last := b.init.Daemon.LastUpgrade; last == nil || last.Settling || last.Error != "" {
+		t.Errorf("lastUpgrade %+v, want a settled upgrade without an error", last)
+	}
+	if w := watchdogs(daemon); len(w) > 0 {
+		t.Errorf("handover watchdogs %v still run after the upgrade", w)
+	}
 	for _, ls := range b.list().Sessions {
 		switch ls.SessionID {
 		case claude.SessionID:
@@ -137,9 +145,19 @@ func TestUpgradeHandsOverTheSessions(t *testing.T) {
 		t.Errorf("the command approved after the upgrade did not run: %v", err)
 	}
 
-	// The demo's turn, begun under A, reaches its prompt and its end under B.
-	p := b.waitPrompt(demo.SessionID, &bd, 30*time.Second)
-	b.mustCall("runtime_answer", map[string]any{"sessionId": demo.SessionID, "promptId": p.Prompt.PromptID, "optionId": "1"}, nil)
+	// The demo's turn, begun under A, reaches its prompt (perhaps while
+	// agentd upgrade waited out the watch after the handover) and its end
+	// under B.
+	var demoPrompt string
+	for _, ls := range b.list().Sessions {
+		if ls.SessionID == demo.SessionID && ls.State == "blocked" && ls.Prompt != nil {
+			demoPrompt = ls.Prompt.PromptID
+		}
+	}
+	if demoPrompt == "" {
+		demoPrompt = b.waitPrompt(demo.SessionID, &bd, 30*time.Second).Prompt.PromptID
+	}
+	b.mustCall("runtime_answer", map[string]any{"sessionId": demo.SessionID, "promptId": demoPrompt, "optionId": "1"}, nil)
 	if done := b.waitState(demo.SessionID, "done", &bd, 30*time.Second); done.Outcome != "completed" {
 		t.Errorf("the demo's turn ended %q (%s)", done.Outcome, done.Reason)
 	}
@@ -270,6 +288,129 @@ func TestUpgradeHandsBackWhenTheNewCodeFails(t *testing.T) {
 	cfrom := 0
 	c.mustCall("runtime_answer", map[string]any{"sessionId": demo.SessionID, "promptId": blocked.Prompt.PromptID, "optionId": "1"}, nil)
 	c.waitState(demo.SessionID, "done", &cfrom, 30*time.Second)
+}
+
+// A new binary that passes every check, takes over, serves, and is then
+// killed (SIGKILL, as a crash would end it): the watchdog the code before
+// left takes the sessions back (handover_watch.go). The agents keep their
+// pids and their terminals; the daemon answers again as 0.3.0, a new
+// process with the same instance, its last upgrade saying what happened;
+// agentd upgrade exits non-zero saying so; the prompt keeps its promptId
+// and answering it still works; and the agent's end is still seen, though
+// it is no longer the daemon's child.
+func TestUpgradeNewCodeThatDiesRightAfterTakingOver(t *testing.T) {
+	binA, binB := versionedBinary(t, "0.3.0"), versionedBinary(t, "0.4.0")
+	d := newDaemonEnv(t)
+	// 0.4.0, ended once it has said it serves the handed-over sessions.
+	dying := filepath.Join(t.TempDir(), "agentd")
+	script := "#!/bin/sh\n" +
+		"case \"$*\" in *--resume-fd*)\n" +
+		"  (until grep -q 'daemon serving after a handover' " + d.log + "; do sleep 0.05; done; kill -KILL $$) </dev/null >/dev/null 2>&1 &\n" +
+		"esac\n" +
+		"exec " + binB + " \"$@\"\n"
+	if err := os.WriteFile(dying, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a := startClientWith(t, binA, "", []string{"--stdio", "--log", d.log}, d.env)
+	daemon := a.init.Daemon.Pid
+	demo, blocked, _ := blockedDemo(t, a, binA)
+
+	out, code := upgradeDaemon(t, d, binA, "--binary", dying)
+	t.Logf("agentd upgrade said:\n%s", out)
+	if code == 0 || !strings.Contains(out, "the upgrade failed") || !strings.Contains(out, "the new agentd 0.4.0") {
+		t.Errorf("agentd upgrade exited %d saying:\n%s", code, out)
+	}
+	c := startClientWith(t, binA, "", []string{"--stdio", "--log", d.log}, d.env)
+	got := c.init.Daemon
+	if got.Pid == daemon || alive(daemon) || got.Version != "0.3.0" || got.Instance != a.init.Daemon.Instance {
+		t.Fatalf("after the new code died the daemon is pid %d version %s instance %s; want a new pid (not %d, which is gone), 0.3.0, instance %s",
+			got.Pid, got.Version, got.Instance, daemon, a.init.Daemon.Instance)
+	}
+	if last := got.LastUpgrade; last == nil || last.To != "0.4.0" || !strings.Contains(last.Error, "ended within") || last.Settling {
+		t.Errorf("lastUpgrade %+v, want the failed upgrade to 0.4.0, settled", last)
+	}
+	var listed bool
+	for _, ls := range c.list().Sessions {
+		if ls.SessionID == demo.SessionID {
+			listed = ls.State == "blocked" && ls.Prompt != nil && ls.Prompt.PromptID == blocked.Prompt.PromptID && ls.Pid == demo.Pid && alive(demo.Pid)
+		}
+	}
+	if !listed {
+		t.Fatalf("after the recovery the demo is not listed blocked on %s with pid %d: %+v", blocked.Prompt.PromptID, demo.Pid, c.list().Sessions)
+	}
+	from := 0
+	c.mustCall("runtime_answer", map[string]any{"sessionId": demo.SessionID, "promptId": blocked.Prompt.PromptID, "optionId": "1"}, nil)
+	c.waitState(demo.SessionID, "done", &from, 30*time.Second)
+	// Its end, though it is not this daemon's child: exited, status lost.
+	c.mustCall("session/kill", map[string]any{"sessionId": demo.SessionID}, nil)
+	c.waitState(demo.SessionID, "exited", &from, 30*time.Second)
+}
+
+// agentd stop while the code before still watches the new code: the
+// daemon ends as asked, and its watchdog with it, so nothing takes the
+// sessions back and no daemon comes back.
+func TestStopDuringTheWatchAfterAHandover(t *testing.T) {
+	binA, binB := versionedBinary(t, "0.3.0"), versionedBinary(t, "0.4.0")
+	d := newDaemonEnv(t)
+	a := startClientWith(t, binA, "", []string{"--stdio", "--log", d.log}, d.env)
+	daemon := a.init.Daemon.Pid
+	blockedDemo(t, a, binA)
+	upgrade := exec.Command(binB, "upgrade")
+	upgrade.Env = d.env
+	var said strings.Builder
+	upgrade.Stdout, upgrade.Stderr = &said, &said
+	if err := upgrade.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		b, _ := os.ReadFile(d.log)
+		if strings.Contains(string(b), "daemon serving after a handover") && len(watchdogs(daemon)) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no handover with a watchdog within 60 s; the daemon log:\n%s", b)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	stop := exec.Command(binB, "stop", "--force")
+	stop.Env = d.env
+	if out, err := stop.CombinedOutput(); err != nil {
+		t.Fatalf("agentd stop --force: %v\n%s", err, out)
+	}
+	waitGone(t, []int{daemon}, 20*time.Second)
+	if w := watchdogs(daemon); len(w) > 0 {
+		t.Fatalf("the watchdog %v outlived the daemon that was stopped", w)
+	}
+	if pid := d.pid(); pid != 0 {
+		t.Fatalf("a daemon (pid %d) runs after agentd stop", pid)
+	}
+	b, _ := os.ReadFile(d.log)
+	if strings.Contains(string(b), "taking the sessions back") {
+		t.Fatalf("the watchdog took the sessions back after agentd stop:\n%s", b)
+	}
+	// agentd upgrade, still waiting out the watch, says what became of it.
+	err := upgrade.Wait()
+	if err == nil || !strings.Contains(said.String(), "then ended") {
+		t.Errorf("agentd upgrade: %v, saying %q; want it to fail saying the daemon ended", err, said.String())
+	}
+}
+
+// watchdogs are the pids of the handover watchdogs watching daemon.
+func watchdogs(daemon int) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if strings.Contains(string(cmdline), "handover-watch\x00--parent\x00"+strconv.Itoa(daemon)+"\x00") {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // How long a handover takes with 50 sessions writing output, from the
