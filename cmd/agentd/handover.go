@@ -60,6 +60,10 @@ type handoverFile struct {
 	Format      int    `json:"format"`
 	FromVersion string `json:"fromVersion"`
 	FromBinary  string `json:"fromBinary"`
+	// FromImage, when set, is a descriptor open on the running image of
+	// the code before (Linux): the one a hand-back executes, as FromBinary
+	// may name the new binary by then (moved over the old one's path).
+	FromImage int `json:"fromImage,omitempty"`
 	ToVersion   string `json:"toVersion"`
 	At          string `json:"at"`
 	// Descriptors open across the exec.
@@ -213,6 +217,10 @@ func checkAdopts(files *daemonFiles, nb newBinary, ho *handoverFile) error {
 // handOver executes the new binary with ho, the sessions frozen since
 // frozen. It returns only when the exec failed.
 func handOver(files *daemonFiles, log *slog.Logger, nb newBinary, ho *handoverFile, frozen time.Time) error {
+	if img, err := os.Open("/proc/self/exe"); err == nil {
+		defer img.Close()
+		ho.FromImage = int(img.Fd())
+	}
 	f, err := writeHandover(filepath.Dir(files.ln.Addr().String()), ho)
 	if err != nil {
 		return err
@@ -353,6 +361,9 @@ func readHandover(fd int) (*handoverFile, *os.File, error) {
 	if ho.WatchPid > 0 && ho.WatchPid != os.Getpid() {
 		syscall.CloseOnExec(ho.Watch) // not for the agents this code starts
 	}
+	if ho.FromImage > 0 {
+		syscall.CloseOnExec(ho.FromImage)
+	}
 	return &ho, f, checkHandover(&ho)
 }
 
@@ -369,15 +380,22 @@ func handBack(ho *handoverFile, f *os.File, why error, log *slog.Logger) error {
 	if ho.WatchPid > 0 {
 		keep = append(keep, ho.Watch) // the code handed back to says "serving" on it
 	}
+	from := ho.FromBinary
+	if ho.FromImage > 0 {
+		from = "/proc/self/fd/" + strconv.Itoa(ho.FromImage)
+	}
 	argv := append([]string{ho.FromBinary, "serve"}, ho.Args...)
 	argv = append(argv, "--resume-fd", strconv.Itoa(int(f.Fd())), "--handover-error", why.Error())
-	return execKeeping(ho.FromBinary, argv, keep)
+	return execKeeping(from, argv, keep)
 }
 
 // handoverFDs are the descriptors the handover ho names, with the
 // handover file's own, fd: what must stay open across an exec.
 func handoverFDs(ho *handoverFile, fd int) []int {
 	keep := []int{ho.Listener, ho.Lock, fd}
+	if ho.FromImage > 0 {
+		keep = append(keep, ho.FromImage)
+	}
 	if ho.Keeper >= 0 {
 		keep = append(keep, ho.Keeper)
 	}

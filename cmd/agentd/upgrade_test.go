@@ -260,19 +260,29 @@ func TestUpgradeRefusedLeavesTheDaemonServing(t *testing.T) {
 // the daemon executes the binary it came from with the same handover, the
 // sessions are served as before by the same process, and the person who
 // asked is told why.
+//
+// As a person installs: 0.4.0 is moved over the path 0.3.0 runs from, so
+// the hand-back must run the old image, not the file at the old path.
 func TestUpgradeHandsBackWhenTheNewCodeFails(t *testing.T) {
-	binA, binB := versionedBinary(t, "0.3.0"), versionedBinary(t, "0.4.0")
+	binA := filepath.Join(t.TempDir(), "agentd")
+	copyFile(t, versionedBinary(t, "0.3.0"), binA, 0o755)
 	d := newDaemonEnv(t)
 	d.env = append(d.env, envHandoverFault+"=1") // the daemon's, so the new code's, environment
 	a := startClientWith(t, binA, "", []string{"--stdio", "--log", d.log}, d.env)
 	daemon := a.init.Daemon.Pid
 	demo, blocked, _ := blockedDemo(t, a, binA)
 
+	binB := binA + ".new"
+	copyFile(t, versionedBinary(t, "0.4.0"), binB, 0o755)
+	if err := os.Rename(binB, binA); err != nil {
+		t.Fatal(err)
+	}
+	binB = binA
 	out, code := upgradeDaemon(t, d, binB)
 	if code == 0 || !strings.Contains(out, "could not take over, and handed the sessions back to 0.3.0") || !strings.Contains(out, envHandoverFault) {
 		t.Errorf("agentd upgrade exited %d saying:\n%s", code, out)
 	}
-	c := startClientWith(t, binA, "", []string{"--stdio", "--log", d.log}, d.env)
+	c := startClientWith(t, versionedBinary(t, "0.3.0"), "", []string{"--stdio", "--log", d.log}, d.env)
 	if got := c.init.Daemon; got.Pid != daemon || got.Version != "0.3.0" || got.Instance != a.init.Daemon.Instance {
 		t.Fatalf("after the hand-back the daemon is pid %d version %s instance %s; want pid %d, 0.3.0, %s", got.Pid, got.Version, got.Instance, daemon, a.init.Daemon.Instance)
 	}
