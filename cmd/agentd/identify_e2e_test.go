@@ -109,9 +109,13 @@ func TestEachAgentIdentifiedFromTheProcessTable(t *testing.T) {
 				n := nextState(c, s.SessionID, &from, time.Until(deadline))
 				if n.Agent == a.name {
 					t.Logf("%s identified: %s (%s)", a.name, n.State, n.Reason)
-					// Its files in the temporary HOME go only once it has.
+					// Its files in the temporary HOME go only once it and
+					// every process of its have ended.
 					c.mustCall("session/kill", map[string]any{"sessionId": s.SessionID}, nil)
 					c.waitState(s.SessionID, "exited", &from, 30*time.Second)
+					// A child may outlive the shell's exit a moment, still
+					// writing there (Claude's did in a fresh-clone run).
+					awaitNoProcessWithHome(t, d.Home, 30*time.Second)
 					return
 				}
 				if n.Agent != "shell" && n.Agent != "" {
