@@ -124,8 +124,11 @@ func cmdVersion(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "daemon: agentd %s (protocol %d), pid %d, socket %s, up %s\n", d.Version, d.ProtocolVersion, d.Pid, path, up)
 	if u := d.LastUpgrade; u != nil {
 		how := fmt.Sprintf("sessions paused %d ms", u.PausedMs)
-		if u.Error != "" {
+		switch {
+		case u.Error != "":
 			how = "failed, handed back: " + u.Error
+		case u.Settling:
+			how += "; the code before still watches it, and takes the sessions back should it die"
 		}
 		fmt.Fprintf(stdout, "last upgrade: %s to %s at %s (%s)\n", u.From, u.To, u.At, how)
 	}
