@@ -109,6 +109,8 @@ func (d *ptyDriver) signal(sig syscall.Signal) error {
 	if err := syscall.Kill(-s.Pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return err
 	}
+	d.noteJob()
+	s.signalJob(sig)
 	if sig == syscall.SIGHUP {
 		// A hang-up ends the session (session/kill's default): a group
 		// that ignores it gets SIGKILL after the grace, as at shutdown.
@@ -120,17 +122,35 @@ func (d *ptyDriver) signal(sig syscall.Signal) error {
 // hangUp sends the process group SIGHUP, what a closing terminal sends.
 func (d *ptyDriver) hangUp() bool {
 	_ = syscall.Kill(-d.s.Pid, syscall.SIGHUP)
+	d.noteJob()
+	d.s.signalJob(syscall.SIGHUP)
 	return true
+}
+
+// noteJob records the terminal's foreground process group when it is not
+// the session's own: a job its shell runs (an agent started from the
+// shell), in a group that a signal to the session's group does not reach,
+// and that may ignore the hang-up its shell passes on (Kilo does).
+func (d *ptyDriver) noteJob() {
+	pgid, err := foregroundGroup(d.ptmx)
+	if err != nil || pgid <= 1 || pgid == d.s.Pid {
+		return
+	}
+	d.s.mu.Lock()
+	d.s.job = pgid
+	d.s.mu.Unlock()
 }
 
 // release stops reading the PTY and ends what is left of the group.
 func (d *ptyDriver) release() {
 	s := d.s
 	s.mgr.pump.remove(s)
+	d.noteJob()
 	_ = d.ptmx.Close()
 	// The group may still hold processes that left the session leader
 	// behind; end them now rather than leave them to the keeper.
 	_ = syscall.Kill(-s.Pid, syscall.SIGHUP)
+	s.signalJob(syscall.SIGHUP)
 	if d.agentLog != nil {
 		d.agentLog.release()
 	}

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/agentd/agentd/acp"
 	"github.com/agentd/agentd/detect"
 )
@@ -53,6 +55,9 @@ type Session struct {
 	lastPublished State
 	exited        *ExitStatus
 	exitedAt      time.Time
+	// job is the process group of the job a shell session ran in the
+	// foreground when it was told to end (pty.go, noteJob): ended with it.
+	job           int
 	recheckQueued bool // a look is scheduled
 	broken        bool // agentd failed inside this session's work: no more deciding
 
@@ -376,7 +381,25 @@ func (s *Session) killAfter(grace time.Duration) {
 		if !s.isExited() {
 			_ = syscall.Kill(-s.Pid, syscall.SIGKILL)
 		}
+		s.signalJob(syscall.SIGKILL)
 	}
+}
+
+// signalJob sends sig to the job recorded in s.job while that group is
+// still one of this session's: its id may have gone to another group once
+// it emptied, so its leader must still be in the session (whose id is the
+// session leader's pid).
+func (s *Session) signalJob(sig syscall.Signal) bool {
+	s.mu.Lock()
+	job := s.job
+	s.mu.Unlock()
+	if job <= 1 || job == s.Pid {
+		return false
+	}
+	if sid, err := unix.Getsid(job); err != nil || sid != s.Pid {
+		return false
+	}
+	return syscall.Kill(-job, sig) == nil
 }
 
 // endGroup waits, until deadline at most, for what is left of the process
@@ -388,9 +411,10 @@ func (s *Session) endGroup(deadline time.Time) {
 	if s.Pid <= 1 {
 		return // no group of its own to end (kill(0) would be agentd's)
 	}
-	for syscall.Kill(-s.Pid, 0) == nil {
+	for syscall.Kill(-s.Pid, 0) == nil || s.signalJob(0) {
 		if time.Now().After(deadline) {
 			_ = syscall.Kill(-s.Pid, syscall.SIGKILL)
+			s.signalJob(syscall.SIGKILL)
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -414,7 +438,9 @@ func (s *Session) stop(grace time.Duration) {
 	case <-time.After(grace):
 	}
 	_ = syscall.Kill(-s.Pid, syscall.SIGKILL)
+	s.signalJob(syscall.SIGKILL)
 	<-s.exitDone
+	s.endGroup(time.Now())
 }
 
 // signals are the ones session/kill accepts by name.
