@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"os"
+	"slices"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -133,6 +134,24 @@ func foregroundGroup(f *os.File) (int, error) {
 		return 0, err
 	}
 	return pgid, ioErr
+}
+
+// sessionJobs lists the process groups, other than its leader's, of the
+// processes in the terminal session sid.
+func sessionJobs(sid int) []int {
+	if sid <= 1 {
+		return nil
+	}
+	var out []int
+	for pid := range parents() {
+		if s, err := unix.Getsid(pid); err != nil || s != sid {
+			continue
+		}
+		if pg, err := unix.Getpgid(pid); err == nil && pg > 1 && pg != sid && !slices.Contains(out, pg) {
+			out = append(out, pg)
+		}
+	}
+	return out
 }
 
 // descendants lists the processes below pid, breadth first, up to depth.

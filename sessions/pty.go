@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -109,8 +110,8 @@ func (d *ptyDriver) signal(sig syscall.Signal) error {
 	if err := syscall.Kill(-s.Pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return err
 	}
-	d.noteJob()
-	s.signalJob(sig)
+	d.noteJobs()
+	s.signalJobs(sig)
 	if sig == syscall.SIGHUP {
 		// A hang-up ends the session (session/kill's default): a group
 		// that ignores it gets SIGKILL after the grace, as at shutdown.
@@ -122,22 +123,29 @@ func (d *ptyDriver) signal(sig syscall.Signal) error {
 // hangUp sends the process group SIGHUP, what a closing terminal sends.
 func (d *ptyDriver) hangUp() bool {
 	_ = syscall.Kill(-d.s.Pid, syscall.SIGHUP)
-	d.noteJob()
-	d.s.signalJob(syscall.SIGHUP)
+	d.noteJobs()
+	d.s.signalJobs(syscall.SIGHUP)
 	return true
 }
 
-// noteJob records the terminal's foreground process group when it is not
-// the session's own: a job its shell runs (an agent started from the
-// shell), in a group that a signal to the session's group does not reach,
-// and that may ignore the hang-up its shell passes on (Kilo does).
-func (d *ptyDriver) noteJob() {
-	pgid, err := foregroundGroup(d.ptmx)
-	if err != nil || pgid <= 1 || pgid == d.s.Pid {
+// noteJobs records the process groups of the session's jobs: what its
+// shell runs (an agent started from the shell) in groups of their own,
+// which a signal to the session's group does not reach and which may
+// ignore the hang-up the shell passes on (Kilo does). They are read from
+// the process table, not from the terminal's foreground: a job the shell
+// just started may not have the terminal yet, and one in the background
+// never has.
+func (d *ptyDriver) noteJobs() {
+	found := sessionJobs(d.s.Pid)
+	if len(found) == 0 {
 		return
 	}
 	d.s.mu.Lock()
-	d.s.job = pgid
+	for _, g := range found {
+		if !slices.Contains(d.s.jobs, g) {
+			d.s.jobs = append(d.s.jobs, g)
+		}
+	}
 	d.s.mu.Unlock()
 }
 
@@ -145,12 +153,12 @@ func (d *ptyDriver) noteJob() {
 func (d *ptyDriver) release() {
 	s := d.s
 	s.mgr.pump.remove(s)
-	d.noteJob()
+	d.noteJobs()
 	_ = d.ptmx.Close()
 	// The group may still hold processes that left the session leader
 	// behind; end them now rather than leave them to the keeper.
 	_ = syscall.Kill(-s.Pid, syscall.SIGHUP)
-	s.signalJob(syscall.SIGHUP)
+	s.signalJobs(syscall.SIGHUP)
 	if d.agentLog != nil {
 		d.agentLog.release()
 	}

@@ -55,9 +55,9 @@ type Session struct {
 	lastPublished State
 	exited        *ExitStatus
 	exitedAt      time.Time
-	// job is the process group of the job a shell session ran in the
-	// foreground when it was told to end (pty.go, noteJob): ended with it.
-	job           int
+	// jobs are the process groups of the jobs a shell session ran (pty.go,
+	// noteJobs) when it was told to end: ended with it.
+	jobs          []int
 	recheckQueued bool // a look is scheduled
 	broken        bool // agentd failed inside this session's work: no more deciding
 
@@ -381,25 +381,29 @@ func (s *Session) killAfter(grace time.Duration) {
 		if !s.isExited() {
 			_ = syscall.Kill(-s.Pid, syscall.SIGKILL)
 		}
-		s.signalJob(syscall.SIGKILL)
+		s.signalJobs(syscall.SIGKILL)
 	}
 }
 
-// signalJob sends sig to the job recorded in s.job while that group is
-// still one of this session's: its id may have gone to another group once
-// it emptied, so its leader must still be in the session (whose id is the
-// session leader's pid).
-func (s *Session) signalJob(sig syscall.Signal) bool {
+// signalJobs sends sig to the jobs recorded in s.jobs that are still
+// this session's: a group's id may have gone to another group once it
+// emptied, so its leader must still be in the session (whose id is the
+// session leader's pid). It reports whether any was signalled.
+func (s *Session) signalJobs(sig syscall.Signal) bool {
 	s.mu.Lock()
-	job := s.job
+	jobs := s.jobs
 	s.mu.Unlock()
-	if job <= 1 || job == s.Pid {
-		return false
+	any := false
+	for _, job := range jobs {
+		if job <= 1 || job == s.Pid {
+			continue
+		}
+		if sid, err := unix.Getsid(job); err != nil || sid != s.Pid {
+			continue
+		}
+		any = syscall.Kill(-job, sig) == nil || any
 	}
-	if sid, err := unix.Getsid(job); err != nil || sid != s.Pid {
-		return false
-	}
-	return syscall.Kill(-job, sig) == nil
+	return any
 }
 
 // endGroup waits, until deadline at most, for what is left of the process
@@ -411,10 +415,10 @@ func (s *Session) endGroup(deadline time.Time) {
 	if s.Pid <= 1 {
 		return // no group of its own to end (kill(0) would be agentd's)
 	}
-	for syscall.Kill(-s.Pid, 0) == nil || s.signalJob(0) {
+	for syscall.Kill(-s.Pid, 0) == nil || s.signalJobs(0) {
 		if time.Now().After(deadline) {
 			_ = syscall.Kill(-s.Pid, syscall.SIGKILL)
-			s.signalJob(syscall.SIGKILL)
+			s.signalJobs(syscall.SIGKILL)
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -438,7 +442,7 @@ func (s *Session) stop(grace time.Duration) {
 	case <-time.After(grace):
 	}
 	_ = syscall.Kill(-s.Pid, syscall.SIGKILL)
-	s.signalJob(syscall.SIGKILL)
+	s.signalJobs(syscall.SIGKILL)
 	<-s.exitDone
 	s.endGroup(time.Now())
 }
