@@ -147,6 +147,27 @@ func (m *Manifest) Explain(s Screen) Explanation {
 }
 
 func (m *Manifest) evaluate(s Screen, ex *Explanation) Verdict {
+	v := m.evaluateRules(s, ex)
+	if v.State != StateIdle {
+		return v
+	}
+	// The rules saw nothing, or only a composer: the generic reader looks
+	// for what no rule was written for (generic.go).
+	g, ok := readGeneric(m.Name, s)
+	if ex != nil {
+		t := RuleTrace{ID: "(generic reader)", Why: "no menu, entry field, error or retry at the bottom"}
+		if ok {
+			t = RuleTrace{ID: "(generic reader)", State: g.State, Matched: true, Text: g.Evidence.Text}
+		}
+		ex.Rules = append(ex.Rules, t)
+	}
+	if ok {
+		return g
+	}
+	return v
+}
+
+func (m *Manifest) evaluateRules(s Screen, ex *Explanation) Verdict {
 	rc := m.newRegionCache(s)
 	for i := range m.Rules {
 		r := &m.Rules[i]

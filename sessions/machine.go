@@ -73,6 +73,10 @@ type machine struct {
 	rawAt         time.Time
 	screenState   string // the screen's last verdict
 	screenMovedAt uint64 // the newest report's seq when that verdict came
+	// genericSeen names the generic reader's blocking or turn-ending
+	// verdict on screen now, and genericAt when it came (holdGeneric).
+	genericSeen string
+	genericAt   time.Time
 
 	// What the agent reported of itself. reportSeq numbers the reports;
 	// oscSeq is the terminal's count of OSC 7501 records already taken in;
@@ -119,6 +123,13 @@ type acpFacts struct {
 // readyRecheck is how soon a session whose composer is drawn but whose
 // terminal is still in line mode looks again.
 const readyRecheck = 50 * time.Millisecond
+
+// genericHold is how long the generic reader's blocked or error must stay
+// on a screen that does not change before the session takes it. The
+// agents' own rules know their whole frames; the generic reader does not,
+// and a frame drawn in two writes (an error row before the retry row under
+// it) reads like a finished one in between.
+const genericHold = 700 * time.Millisecond
 
 func newMachine(st State) machine { return machine{state: st} }
 
@@ -284,6 +295,9 @@ func (m *machine) stepScreen(f facts) (State, time.Duration) {
 	if !v.Unmatched() || rep != nil {
 		m.ready = true
 	}
+	if wait := m.holdGeneric(v, f.now); wait > 0 && rep == nil {
+		return m.state, wait
+	}
 	starting := !m.ready && f.rules.HasIdleRule()
 	lineMode, again := false, time.Duration(0)
 	if !m.inputRaw && f.rules.Input.Raw && v.State == detect.StateIdle {
@@ -294,13 +308,13 @@ func (m *machine) stepScreen(f facts) (State, time.Duration) {
 		// their keys only a moment later still (input.ready_after).
 		switch {
 		case f.canonical:
-			lineMode, m.rawAt, again = true, time.Time{}, readyRecheck
+			lineMode, m.rawAt, again = true, time.Time{}, minAgain(again, readyRecheck)
 		case m.rawAt.IsZero():
 			m.rawAt = f.now
 			fallthrough
 		default:
 			if wait := f.rules.Input.ReadyDelay() - f.now.Sub(m.rawAt); wait > 0 {
-				lineMode, again = true, wait
+				lineMode, again = true, minAgain(again, wait)
 			} else {
 				m.inputRaw = true
 			}
@@ -308,6 +322,32 @@ func (m *machine) stepScreen(f facts) (State, time.Duration) {
 	}
 	return decide(evidence{screen: v, report: rep, current: m.state, seen: m.seen, task: m.task, starting: starting,
 		lineMode: lineMode, knowsIdle: f.rules.HasIdleRule(), fg: f.fg}), again
+}
+
+// minAgain is the sooner of two looks asked for (0: none).
+func minAgain(a, b time.Duration) time.Duration {
+	if a == 0 || b > 0 && b < a {
+		return b
+	}
+	return a
+}
+
+// holdGeneric returns how much longer the verdict v must stay on screen
+// before it counts (genericHold), or 0: a verdict of the agent's own rules,
+// or the generic reader's once it has held.
+func (m *machine) holdGeneric(v detect.Verdict, now time.Time) time.Duration {
+	if !detect.GenericReader(v.Reason) || v.State != detect.StateBlocked && v.State != detect.StateError {
+		m.genericSeen = ""
+		return 0
+	}
+	seen := v.Reason + "\x00" + v.Message
+	if v.Prompt != nil {
+		seen += "\x00" + v.Prompt.Content
+	}
+	if seen != m.genericSeen {
+		m.genericSeen, m.genericAt = seen, now
+	}
+	return max(0, genericHold-now.Sub(m.genericAt))
 }
 
 // freshReport returns the newest report the agent made, unless it is a

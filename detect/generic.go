@@ -1,0 +1,472 @@
+package detect
+
+import (
+	"regexp"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// The generic reader sits under every agent's rules. Rules are written for
+// the screens someone recorded; a new agent, or a new release of a known
+// one, first shows screens nobody has (a welcome menu, a login, an API
+// error), and there the rules match nothing, or only a composer. The
+// reader knows no agent: it reads the shapes every terminal UI draws the
+// same way, and says so in its reason ids. It is conservative where a
+// mistake costs most: it calls a screen blocked only for a menu or an entry
+// field at the live bottom of the screen, never for one in the history.
+const (
+	ReasonGenericMenu  = "generic.menu"
+	ReasonGenericInput = "generic.input"
+	ReasonGenericError = "generic.error"
+	ReasonGenericRetry = "generic.retry"
+)
+
+// GenericReader reports whether reason names a verdict of the generic
+// reader rather than of an agent's rules.
+func GenericReader(reason string) bool {
+	switch reason {
+	case ReasonGenericMenu, ReasonGenericInput, ReasonGenericError, ReasonGenericRetry:
+		return true
+	}
+	return false
+}
+
+// genericSettle and genericKeyGap pace answers to a menu no manifest
+// describes: a little slower than any agent measured needs, one key at a
+// time, each arrow typed once the screen shows the last one moved.
+const (
+	genericSettle = 300 * time.Millisecond
+	genericKeyGap = 100 * time.Millisecond
+)
+
+var genericMenuKeys, _ = parseKeys("<down*{down}><up*{up}><enter>")
+
+// readGeneric reads s with no agent's rules. ok is false when it sees
+// nothing it can name.
+func readGeneric(agent string, s Screen) (Verdict, bool) {
+	rows := genericRows(s)
+	bottom := len(rows) - 1
+	for bottom >= 0 && rows[bottom].blank {
+		bottom--
+	}
+	if bottom < 0 {
+		return Verdict{}, false
+	}
+	if v, ok := genericMenu(agent, s, rows, bottom); ok {
+		return v, true
+	}
+	if v, ok := genericInput(agent, s, rows, bottom); ok {
+		return v, true
+	}
+	if v, ok := genericNewest(agent, rows, bottom); ok {
+		return v, true
+	}
+	return Verdict{}, false
+}
+
+// gRow is one screen row with box borders blanked out (columns kept).
+type gRow struct {
+	text  string // trailing spaces trimmed
+	style string // one Style byte per rune of text, or ""
+	blank bool   // nothing but spaces and box drawing
+}
+
+// verticalRunes are box sides; they are blanked so that what a box holds
+// reads as plain rows at their own columns.
+const verticalRunes = "│┃║╎╏┆┇┊┋▏▕"
+
+func genericRows(s Screen) []gRow {
+	out := make([]gRow, len(s.Lines))
+	for i, l := range s.Lines {
+		var b strings.Builder
+		text := false
+		for _, r := range l {
+			switch {
+			case strings.ContainsRune(verticalRunes, r):
+				r = ' '
+			case isBoxDrawing(r):
+				r = ' '
+			case r != ' ' && r != '\u00a0':
+				text = true
+			}
+			b.WriteRune(r)
+		}
+		t := strings.TrimRight(b.String(), " \u00a0")
+		st := ""
+		if i < len(s.Styles) {
+			st = s.Styles[i]
+			if n := utf8.RuneCountInString(t); len(st) > n {
+				st = st[:n]
+			}
+		}
+		out[i] = gRow{text: t, style: st, blank: !text}
+	}
+	return out
+}
+
+// isBoxDrawing: the Unicode box-drawing block (borders, rules, corners).
+func isBoxDrawing(r rune) bool { return r >= 0x2500 && r <= 0x257f }
+
+// hintRe: a key hint under a menu or a field ("↑/↓ to navigate · enter to
+// select · esc to cancel").
+var hintRe = regexp.MustCompile(`(?i)(↑|↓|←|→|\benter\b|\breturn\b|\besc\b|\bescape\b|\btab\b|\bctrl[+-]|\bspace\b|\bnavigate\b|\bto (?:select|confirm|cancel|go back|submit|continue|choose)\b|\bpress\b)`)
+
+// menuRow is a row read as a menu option.
+type menuRow struct {
+	row      int
+	label    string
+	labelCol int  // rune column where the label starts
+	leadCol  int  // rune column of the row's first glyph (mark or number)
+	marked   bool // a selection mark stands before it
+	styled   bool // most of its label is drawn reverse or on a background
+	numbered bool
+}
+
+// selectionMarks point at the selected option.
+const selectionMarks = "❯›>▶▸►➤→●◉"
+
+// idleMarks stand before the options that are not selected.
+const idleMarks = "○◯◦"
+
+var numberRe = regexp.MustCompile(`^(\d{1,2})[.)]\s+`)
+
+// readMenuRow reads r as an option: an optional mark, an optional number,
+// then a label that starts with a letter, a digit or a quote.
+func readMenuRow(i int, r gRow) (menuRow, bool) {
+	runes := []rune(r.text)
+	col := 0
+	for col < len(runes) && runes[col] == ' ' {
+		col++
+	}
+	if col == len(runes) {
+		return menuRow{}, false
+	}
+	m := menuRow{row: i, leadCol: col}
+	if strings.ContainsRune(selectionMarks, runes[col]) {
+		m.marked = true
+		col++
+	} else if strings.ContainsRune(idleMarks, runes[col]) {
+		col++
+	}
+	for col < len(runes) && runes[col] == ' ' {
+		col++
+	}
+	rest := string(runes[col:])
+	if n := numberRe.FindString(rest); n != "" {
+		m.numbered = true
+		col += utf8.RuneCountInString(n)
+		rest = rest[len(n):]
+	}
+	first, _ := utf8.DecodeRuneInString(rest)
+	if rest == "" || !(unicode.IsLetter(first) || unicode.IsDigit(first) || strings.ContainsRune(`"'“‘(/`, first)) {
+		return menuRow{}, false
+	}
+	m.labelCol = col
+	m.label = strings.TrimSpace(rest)
+	// A label's own columns are cut at a wide gap: a menu row often carries
+	// a description or a shortcut to its right.
+	if k := strings.Index(m.label, "  "); k > 0 {
+		m.label = strings.TrimSpace(m.label[:k])
+	}
+	if r.style != "" {
+		from, n, styled := col, utf8.RuneCountInString(m.label), 0
+		for g := from; g < from+n && g < len(r.style); g++ {
+			if r.style[g]&(StyleReverse|StyleBackground) != 0 {
+				styled++
+			}
+		}
+		m.styled = n > 0 && 2*styled > n
+	}
+	return m, true
+}
+
+// genericMenu finds a selection menu at the live bottom of the screen:
+// two or more options aligned in one column, exactly one of them marked
+// (or drawn in reverse) as selected, a title above them, and under them
+// nothing but key hints. A menu with anything else below it (a composer,
+// a reply) is history, not a question.
+func genericMenu(agent string, s Screen, rows []gRow, bottom int) (Verdict, bool) {
+	end := bottom
+	for hints := 0; end >= 0 && hints <= 3; end-- {
+		if rows[end].blank {
+			continue
+		}
+		m, ok := readMenuRow(end, rows[end])
+		if ok && (m.marked || m.numbered || !hintRe.MatchString(rows[end].text)) {
+			break
+		}
+		if !hintRe.MatchString(rows[end].text) {
+			return Verdict{}, false
+		}
+		hints++
+	}
+	if end < 0 {
+		return Verdict{}, false
+	}
+	last, ok := readMenuRow(end, rows[end])
+	if !ok {
+		return Verdict{}, false
+	}
+	// Walk up the block: rows aligned with the last option are options (or
+	// their wrapped rest), rows indented under a label are descriptions.
+	block := []menuRow{last}
+	top := end
+	for i := end - 1; i >= 0 && end-i <= 30; i-- {
+		if rows[i].blank {
+			// One blank row may part options; two end the menu.
+			if i > 0 && rows[i-1].blank {
+				break
+			}
+			continue
+		}
+		m, ok := readMenuRow(i, rows[i])
+		switch {
+		case ok && aligned(m, last):
+			block = append(block, m)
+			top = i
+			continue
+		case !(ok && m.marked) && leadCol(rows[i].text) > last.labelCol:
+			continue // a description, indented under its option's label
+		}
+		break
+	}
+	reverse(block)
+	numbered := false
+	for _, m := range block {
+		numbered = numbered || m.numbered && m.marked
+	}
+	// Options: in a numbered menu the numbered rows, in another every row.
+	// A row that is not one continues the option above when that option's
+	// row was full (a label wrapped on a narrow screen); else it describes.
+	var opts []menuRow
+	for i, m := range block {
+		if !numbered || m.numbered {
+			if len(opts) > 0 && !m.marked && i > 0 && block[i-1].row == m.row-1 && wrapped(rows[block[i-1].row].text, rows[m.row].text, s.Cols) {
+				opts[len(opts)-1].label += " " + m.label
+				continue
+			}
+			opts = append(opts, m)
+			continue
+		}
+		if len(opts) > 0 && block[i-1].row == m.row-1 && wrapped(rows[block[i-1].row].text, rows[m.row].text, s.Cols) {
+			opts[len(opts)-1].label += " " + m.label
+		}
+	}
+	if len(opts) < 2 || len(opts) > 12 {
+		return Verdict{}, false
+	}
+	selected, marks, styled := -1, 0, 0
+	for i, o := range opts {
+		if o.marked {
+			marks++
+			selected = i
+		}
+		if o.styled {
+			styled++
+		}
+	}
+	if marks != 1 {
+		if marks > 1 || styled != 1 {
+			return Verdict{}, false
+		}
+		for i, o := range opts {
+			if o.styled {
+				selected = i
+			}
+		}
+	}
+	for i := range opts {
+		opts[i].label = optionLabel(opts[i].label)
+		if opts[i].label == "" || utf8.RuneCountInString(opts[i].label) > 100 {
+			return Verdict{}, false // prose, not an option
+		}
+	}
+	// The title: the nearest text above the options.
+	q := top - 1
+	for q >= 0 && rows[q].blank && top-q <= 2 {
+		q--
+	}
+	if q < 0 || rows[q].blank {
+		return Verdict{}, false
+	}
+	if hintRe.MatchString(rows[q].text) {
+		return Verdict{}, false // a status line over a panel, not a title
+	}
+	question := genericQuestion(rows, q)
+	if question == "" {
+		return Verdict{}, false
+	}
+	if s.CursorVisible && s.CursorRow < len(rows) && !rows[s.CursorRow].blank {
+		// A visible cursor outside the menu is a composer's: the person is
+		// typing, and the list is its suggestions. On the marked row of a
+		// list without numbers, it is a composer's own row ("› Ask …").
+		if s.CursorRow < q || s.CursorRow > bottom {
+			return Verdict{}, false
+		}
+		if s.CursorRow == opts[selected].row && !opts[selected].numbered {
+			return Verdict{}, false
+		}
+	}
+	p := &Prompt{Kind: genericKind(question, opts), Question: question, Settle: genericSettle, KeyGap: genericKeyGap}
+	for i, o := range opts {
+		p.Options = append(p.Options, Option{
+			ID:       itoa(i + 1),
+			Label:    o.label,
+			Selected: i == selected,
+			Keys:     genericMenuKeys.expand(keyContext{id: itoa(i + 1), index: i, count: len(opts), selected: selected}),
+		})
+	}
+	p.Stepped = true
+	p.Seal()
+	return Verdict{Agent: agent, State: StateBlocked, Reason: ReasonGenericMenu,
+		Evidence: Evidence{Region: "screen", Text: rows[opts[selected].row].text}, Prompt: p}, true
+}
+
+var (
+	authWordsRe  = regexp.MustCompile(`(?i)\b(?:sign[ -]?in|log[ -]?in|login|authenticat\w*|api[ _-]?key|account|subscription|provider)\b`)
+	trustWordsRe = regexp.MustCompile(`(?i)\btrust\w*\b`)
+)
+
+// genericKind names what a menu asks by its words: signing in (a login,
+// a provider, an API key), trusting a folder, or any other question.
+func genericKind(question string, opts []menuRow) string {
+	words := question
+	for _, o := range opts {
+		words += "\n" + o.label
+	}
+	switch {
+	case trustWordsRe.MatchString(words):
+		return "trust"
+	case authWordsRe.MatchString(words):
+		return "auth"
+	}
+	return "question"
+}
+
+// aligned tells whether two rows are options of one menu: their labels
+// start in one column, or their numbers do.
+func aligned(a, b menuRow) bool {
+	if a.labelCol == b.labelCol {
+		return true
+	}
+	// "❯ 1. Yes" over "  2. No": the mark takes the indent of the others.
+	return a.numbered && b.numbered && (a.marked != b.marked) && absInt(a.labelCol-b.labelCol) <= 2
+}
+
+// leadCol is the column of a row's first glyph.
+func leadCol(text string) int {
+	return utf8.RuneCountInString(text) - utf8.RuneCountInString(strings.TrimLeft(text, " "))
+}
+
+// labelTailRe: what follows an option's words on its row: a key in
+// brackets ("(y)", "(esc)", "(shift+tab)") or a note after " · ".
+var labelTailRe = regexp.MustCompile(`(?i)(?:\s+\((?:[a-z0-9]|[^()]*\b(?:esc|tab|enter|ctrl)\b[^()]*)\)|\s+·\s.*)$`)
+
+// optionLabel is an option's words without the key hints drawn after them.
+func optionLabel(label string) string {
+	for {
+		cut := labelTailRe.ReplaceAllString(label, "")
+		if cut == label {
+			return strings.TrimSpace(label)
+		}
+		label = cut
+	}
+}
+
+func absInt(i int) int {
+	if i < 0 {
+		return -i
+	}
+	return i
+}
+
+func reverse[T any](s []T) {
+	for i, j := 0, len(s)-1; i < j; i, j = i+1, j-1 {
+		s[i], s[j] = s[j], s[i]
+	}
+}
+
+// genericQuestion is the title at row q: the nearest row above the options
+// that ends in "?" or ":" within its paragraph, else row q itself.
+func genericQuestion(rows []gRow, q int) string {
+	for i := q; i >= 0 && q-i < 4 && !rows[i].blank; i-- {
+		t := strings.TrimSpace(rows[i].text)
+		if strings.HasSuffix(t, "?") || strings.HasSuffix(t, ":") {
+			return t
+		}
+	}
+	return strings.TrimSpace(rows[q].text)
+}
+
+// inputLabelRe names what a field asks a person to type.
+var inputLabelRe = regexp.MustCompile(`(?i)(\bapi[ _-]?key\b|\bpaste\b|\benter (?:the |your |an? )?(?:\w+ )?(?:code|key|token|password|url)\b|\b(?:authori[sz]ation|verification|login|auth|one-time) code\b|\bpassword:|\btoken:)`)
+
+// inputRefusedRe: words that report on a key rather than ask for one.
+var inputRefusedRe = regexp.MustCompile(`(?i)\b(?:invalid|incorrect|not used|expired|failed|error)\b`)
+
+// genericInput finds a field waiting for text at the live bottom: a label
+// that says what to type, then the field, then nothing but hints.
+func genericInput(agent string, s Screen, rows []gRow, bottom int) (Verdict, bool) {
+	// Walk up over hints and the field itself (at most two rows of it) to
+	// the label.
+	seen := 0
+	for i := bottom; i >= 0 && bottom-i <= 6; i-- {
+		if rows[i].blank {
+			continue
+		}
+		t := strings.TrimSpace(rows[i].text)
+		if inputLabelRe.MatchString(t) && utf8.RuneCountInString(t) <= 100 && !errorRe.MatchString(t) && !inputRefusedRe.MatchString(t) &&
+			(strings.HasSuffix(t, ":") || strings.HasSuffix(t, "?") || s.CursorVisible && s.CursorRow > i && s.CursorRow <= i+2) {
+			// Freeform: what to type is the person's, with runtime_answer's text.
+			p := &Prompt{Kind: "auth", Question: t, Freeform: true, Settle: genericSettle, unread: true}
+			p.Seal()
+			return Verdict{Agent: agent, State: StateBlocked, Reason: ReasonGenericInput,
+				Evidence: Evidence{Region: "screen", Text: t}, Prompt: p}, true
+		}
+		if hintRe.MatchString(t) {
+			continue
+		}
+		if seen++; seen > 2 {
+			break
+		}
+	}
+	return Verdict{}, false
+}
+
+// errorRe: an API error's words.
+var errorRe = regexp.MustCompile(`(?i)(\b(?:4(?:0[0-9]|29)|5(?:0[0-4]|29))\b.{0,40}\b(?:error|status|too many|unauthori[sz]ed|forbidden|overloaded|unavailable|rate|bad gateway|timeout)|\b(?:error|status)\b.{0,20}\b(?:4\d\d|5\d\d)\b|\brate[ -]?limit(?:ed)?\b|\bquota\b|\btoo many requests\b|\brequest failed\b|\bapi error\b|\boverloaded\b|\binsufficient (?:credits|balance|quota)\b)`)
+
+// retryRe: a retry counting down.
+var retryRe = regexp.MustCompile(`(?i)(\bretrying\b.{0,20}?\bin \d+(?:\.\d+)?\s*(?:ms|s|sec|secs|seconds?|m|min)\b|\bretrying\b\s*(?:\.\.\.|…)|\bretry(?:ing)?\b.{0,30}\battempt \d+\s*(?:/|of)\s*\d+|\battempt \d+\s*(?:/|of)\s*\d+.{0,30}\bretry)`)
+
+// endedRe: a turn the person ended, newer than anything above it.
+var endedRe = regexp.MustCompile(`(?i)\b(?:interrupted|cancell?ed|aborted)\b`)
+
+// genericNewest reads the newest text on screen, the last rows above the
+// agent's own chrome: an error there is the turn's end, a retry counting
+// down is work going on.
+func genericNewest(agent string, rows []gRow, bottom int) (Verdict, bool) {
+	n := 0
+	for i := bottom; i >= 0 && n < 8; i-- {
+		if rows[i].blank {
+			continue
+		}
+		n++
+		t := strings.TrimSpace(rows[i].text)
+		if endedRe.MatchString(t) {
+			return Verdict{}, false // the person stopped it; the agent's rules say what now
+		}
+		if m := retryRe.FindString(t); m != "" {
+			return Verdict{Agent: agent, State: StateWorking, Reason: ReasonGenericRetry,
+				Evidence: Evidence{Region: "screen", Text: t}}, true
+		}
+		if m := errorRe.FindString(t); m != "" {
+			msg, _ := CleanText(t, 300)
+			return Verdict{Agent: agent, State: StateError, Reason: ReasonGenericError,
+				Evidence: Evidence{Region: "screen", Text: t}, Message: msg}, true
+		}
+	}
+	return Verdict{}, false
+}
