@@ -44,6 +44,7 @@ const (
 	MethodSeen      = "session/seen"
 	MethodKill      = "session/kill"
 	MethodClassify  = "session/classify"
+	MethodCapture   = "session/capture"
 	MethodPrompt    = "session/prompt"
 	MethodCancel    = "session/cancel"
 	MethodSend      = "runtime_send"
@@ -78,6 +79,7 @@ var methodTable = table(
 	onSession(MethodSeen, inline, (*Server).seen),
 	onSession(MethodKill, inline, (*Server).kill),
 	onSession(MethodClassify, inline, (*Server).classify),
+	onSession(MethodCapture, inline, (*Server).capture),
 	onSession(MethodPrompt, inline, (*Server).prompt),
 	onSession(MethodCancel, inline, (*Server).cancel),
 	onSession(MethodSend, mayBlock, (*Server).send),

@@ -111,6 +111,16 @@ func (s *Server) classify(_ context.Context, c *clientConn, sess *sessions.Sessi
 	return &ClassifyResult{Agent: v.Agent, State: v.State, Outcome: v.Outcome, Reason: v.Reason, Evidence: v.Evidence, Prompt: v.Prompt}, nil
 }
 
+// capture is one screen of the session as a file a person can attach to a
+// bug report (sessions.ScreenRecord): `agentd capture` writes it.
+func (s *Server) capture(_ context.Context, c *clientConn, sess *sessions.Session, p SessionRef) (*sessions.ScreenRecord, error) {
+	rec, err := sess.Capture("asked for by a client")
+	if err != nil {
+		return nil, err
+	}
+	return &rec, nil
+}
+
 func (s *Server) prompt(_ context.Context, c *clientConn, sess *sessions.Session, p PromptParams) (none, error) {
 	return nil, sess.Prompt(p.Text)
 }

@@ -77,6 +77,13 @@ type machine struct {
 	// verdict on screen now, and genericAt when it came (holdGeneric).
 	genericSeen string
 	genericAt   time.Time
+	// disagreeSince is when the newest report (of seq disagreeSeq) and the
+	// screen began to disagree (noteScreenDrift); keptSeq names the report
+	// whose disagreement was last kept, and screenDrift says why the
+	// screen is to be kept, until the session takes it.
+	disagreeSince        time.Time
+	disagreeSeq, keptSeq uint64
+	screenDrift          string
 
 	// What the agent reported of itself. reportSeq numbers the reports;
 	// oscSeq is the terminal's count of OSC 7501 records already taken in;
@@ -299,7 +306,7 @@ func (m *machine) stepScreen(f facts) (State, time.Duration) {
 		return m.state, wait
 	}
 	starting := !m.ready && f.rules.HasIdleRule()
-	lineMode, again := false, time.Duration(0)
+	lineMode, again := false, m.noteScreenDrift(v, rep, f.now)
 	if !m.inputRaw && f.rules.Input.Raw && v.State == detect.StateIdle {
 		// A ready composer drawn while the terminal still echoes and
 		// buffers lines: the agent has not switched its input on yet, and
@@ -322,6 +329,43 @@ func (m *machine) stepScreen(f facts) (State, time.Duration) {
 	}
 	return decide(evidence{screen: v, report: rep, current: m.state, seen: m.seen, task: m.task, starting: starting,
 		lineMode: lineMode, knowsIdle: f.rules.HasIdleRule(), fg: f.fg}), again
+}
+
+// driftAfter is how long a report and the screen may disagree before the
+// screen is kept as drift: long enough for an agent that reports a prompt
+// before it draws it to draw it.
+const driftAfter = 5 * time.Second
+
+// noteScreenDrift watches for the screen and the agent's own report (a
+// hook, a signal, OSC 7501, its log) disagreeing: the agent says it works
+// or waits on a person while its screen reads idle, matched by no rule
+// but a composer. Held for driftAfter, that is a screen the rules do not
+// know (a new release, a dialog nobody recorded): it is noted once per
+// report, for the session to keep. It returns how soon to look again
+// while a disagreement waits out driftAfter.
+func (m *machine) noteScreenDrift(v detect.Verdict, rep *report, now time.Time) time.Duration {
+	if rep == nil || rep.rec == nil || rep.rec.State != "blocked" && rep.rec.State != "working" || v.State != detect.StateIdle {
+		m.disagreeSince = time.Time{}
+		return 0
+	}
+	if m.disagreeSince.IsZero() || m.disagreeSeq != rep.seq {
+		m.disagreeSince, m.disagreeSeq = now, rep.seq
+	}
+	if wait := driftAfter - now.Sub(m.disagreeSince); wait > 0 {
+		return wait
+	}
+	if m.keptSeq != rep.seq {
+		m.keptSeq = rep.seq
+		m.screenDrift = fmt.Sprintf("%s says %s; the screen has read %s (%s) for %s", rep.reason, rep.rec.State, v.State, v.Reason, driftAfter)
+	}
+	return 0
+}
+
+// takeScreenDrift returns why the screen is to be kept, once.
+func (m *machine) takeScreenDrift() string {
+	d := m.screenDrift
+	m.screenDrift = ""
+	return d
 }
 
 // minAgain is the sooner of two looks asked for (0: none).

@@ -59,6 +59,11 @@ type Options struct {
 	// instead of when output arrives: the way a poller with the same rules
 	// works.
 	DetectPoll time.Duration
+	// ScreensDir, when set, is where a session keeps a screen its agent's
+	// own report disagrees with (screens.go): drift from the field.
+	ScreensDir string
+	// Version is agentd's, written into kept screens.
+	Version string
 }
 
 // Manager owns every session.

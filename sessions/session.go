@@ -215,17 +215,20 @@ func (s *Session) step(f facts) (State, time.Duration) {
 	var st State
 	var changed bool
 	var again time.Duration
-	var drift string
+	var drift, keep string
 	s.locked(func() {
 		f.rules, f.agent, f.now = s.manifest, s.agentName(), s.mgr.now()
 		// Reports are weighed and the state decided in here.
 		s.faultPoint("report")
 		s.faultPoint("decide")
 		st, changed, again = s.machine.step(f)
-		drift = s.machine.takeDrift()
+		drift, keep = s.machine.takeDrift(), s.machine.takeScreenDrift()
 	})
 	if d := drift; d != "" {
 		s.mgr.opts.Log.Warn("drift: the agent's report and its screen name different subjects", "session", s.ID, "agent", st.Agent, "drift", d)
+	}
+	if keep != "" {
+		s.keepScreen(keep)
 	}
 	if changed {
 		s.mgr.publish(s, st)

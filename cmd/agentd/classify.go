@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/agentd/agentd/detect"
+	"github.com/agentd/agentd/sessions"
 	"github.com/agentd/agentd/sessions/term"
 )
 
@@ -86,12 +87,27 @@ func cmdClassify(args []string, stdout, stderr io.Writer, explain bool) int {
 			c, r = labelSize(file, c, r)
 		}
 		var sc detect.Screen
+		m := forced
+		if rec, ok := sessions.ReadScreenRecord(data); ok && !*screen {
+			// A kept screen says its size and its agent.
+			if !sizeSet(fs) {
+				c, r = rec.Cols, rec.Rows
+			}
+			if c < 2 || r < 2 || c > 1000 || r > 1000 {
+				fmt.Fprintf(stderr, "agentd %s: %s: a kept screen of %dx%d\n", name, file, c, r)
+				status = 2
+				continue
+			}
+			data = []byte(rec.Raw)
+			if a, ok := set.Lookup(rec.Agent); ok && m == nil {
+				m = a
+			}
+		}
 		if *screen {
 			sc = detect.ScreenFromText(string(data), c, r)
 		} else {
 			sc = term.Render(data, c, r)
 		}
-		m := forced
 		if m == nil {
 			m = set.Identify(sc)
 		}

@@ -36,6 +36,17 @@ func newDaemonEnv(t testing.TB) *daemonEnv {
 	return d
 }
 
+// stateHome is the daemon's XDG_STATE_HOME.
+func (d *daemonEnv) stateHome() string {
+	for _, kv := range d.env {
+		if v, ok := strings.CutPrefix(kv, "XDG_STATE_HOME="); ok {
+			return v
+		}
+	}
+	d.t.Fatal("the daemon has no XDG_STATE_HOME")
+	return ""
+}
+
 // withoutAgentdEnv drops the variables a test run inside an agentd session
 // would otherwise pass on to the agentd under test. AGENTD_PORTABLE stays:
 // make portable runs these tests on the paths macOS takes.

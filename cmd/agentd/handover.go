@@ -63,9 +63,9 @@ type handoverFile struct {
 	// FromImage, when set, is a descriptor open on the running image of
 	// the code before (Linux): the one a hand-back executes, as FromBinary
 	// may name the new binary by then (moved over the old one's path).
-	FromImage int `json:"fromImage,omitempty"`
-	ToVersion   string `json:"toVersion"`
-	At          string `json:"at"`
+	FromImage int    `json:"fromImage,omitempty"`
+	ToVersion string `json:"toVersion"`
+	At        string `json:"at"`
 	// Descriptors open across the exec.
 	Listener  int `json:"listener"`
 	Lock      int `json:"lock"`

@@ -63,6 +63,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdReport(args[1:], stdin, stderr)
 	case "signal":
 		return cmdSignal(args[1:], stderr)
+	case "capture":
+		return cmdCapture(args[1:], stdout, stderr)
+	case "doctor":
+		return cmdDoctor(args[1:], stdout, stderr)
 	case "classify":
 		return cmdClassify(args[1:], stdout, stderr, false)
 	case "explain":
@@ -125,8 +129,14 @@ commands:
   demo-agent
             the bundled demo agent itself, a program to host: try
             agentd run --name demo -- agentd demo-agent
+  capture SESSION [-o FILE]
+            write the session's screen to a file for a bug report: what
+            draws it, what the rules read, its state (secrets redacted)
+  doctor    list the screens the daemon kept where an agent's own report
+            and its screen disagreed: screens the rules do not know
   classify [--agent NAME] [--cols N] [--rows N] [--screen] [--json] FILE...
-            classify each captured screen: agent, state, reason, prompt
+            classify each captured screen (raw output, or a file agentd
+            capture or doctor gave): agent, state, reason, prompt
   explain   [same flags] FILE...
             show the regions, every rule tried and what it matched
   signal working|needs-input|turn-ended|done

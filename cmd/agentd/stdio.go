@@ -127,7 +127,8 @@ func newHost(f *serverFlags, private bool, socket string, stderr io.Writer, keep
 		reportDir = ""
 	}
 	opts := sessions.Options{Rules: rules, ReportDir: reportDir, Self: self, Log: log,
-		PermissionTimeout: f.permTimeout, KeepExited: f.keepExited, DetectPoll: f.detectPoll, DaemonSocket: socket}
+		PermissionTimeout: f.permTimeout, KeepExited: f.keepExited, DetectPoll: f.detectPoll, DaemonSocket: socket,
+		ScreensDir: screensDir(), Version: version}
 	if keeper != nil { // a nil *keeperPipe must not become a non-nil io.Writer
 		opts.Keeper = keeper
 	}
@@ -211,6 +212,10 @@ func openLog(path string, verbose, debug bool, stderr io.Writer) (*slog.Logger, 
 	}
 	return slog.New(slog.NewTextHandler(io.MultiWriter(writers...), &slog.HandlerOptions{Level: level})), closeFn
 }
+
+// screensDir is where sessions keep the screens their agents' reports
+// disagree with: $XDG_STATE_HOME/agentd/screens (agentd doctor lists them).
+func screensDir() string { return filepath.Join(xdg.StateHome, "agentd", "screens") }
 
 // defaultLogPath is $XDG_STATE_HOME/agentd/agentd.log (its folder made), or
 // "" when there is no state folder.
