@@ -60,7 +60,7 @@ func readGeneric(agent string, s Screen) (Verdict, bool) {
 	if v, ok := genericInput(agent, s, rows, bottom); ok {
 		return v, true
 	}
-	if v, ok := genericNewest(agent, rows, bottom); ok {
+	if v, ok := genericNewest(agent, rows, bottom, s.Cols); ok {
 		return v, true
 	}
 	return Verdict{}, false
@@ -71,6 +71,11 @@ type gRow struct {
 	text  string // trailing spaces trimmed
 	style string // one Style byte per rune of text, or ""
 	blank bool   // nothing but spaces and box drawing
+	boxed bool   // a box's side was drawn on it
+	// border: nothing but box drawing with a corner (a box's top or
+	// bottom edge); rule: nothing but box drawing, no corner (a line
+	// across, as above and below a composer).
+	border, rule bool
 }
 
 // verticalRunes are box sides; they are blanked so that what a box holds
@@ -81,13 +86,13 @@ func genericRows(s Screen) []gRow {
 	out := make([]gRow, len(s.Lines))
 	for i, l := range s.Lines {
 		var b strings.Builder
-		text := false
+		text, boxed := false, false
 		for _, r := range l {
 			switch {
 			case strings.ContainsRune(verticalRunes, r):
-				r = ' '
+				r, boxed = ' ', true
 			case isBoxDrawing(r):
-				r = ' '
+				r, boxed = ' ', true
 			case r != ' ' && r != '\u00a0':
 				text = true
 			}
@@ -101,10 +106,15 @@ func genericRows(s Screen) []gRow {
 				st = st[:n]
 			}
 		}
-		out[i] = gRow{text: t, style: st, blank: !text}
+		out[i] = gRow{text: t, style: st, blank: !text, boxed: boxed, border: !text && strings.ContainsAny(l, cornerRunes),
+			rule: !text && boxed && !strings.ContainsAny(l, cornerRunes+verticalRunes)}
 	}
 	return out
 }
+
+// cornerRunes are a box's corners: a row of them is a box's edge, where a
+// row of "─" alone may be any rule.
+const cornerRunes = "╭╮╰╯┌┐└┘┏┓┗┛╔╗╚╝"
 
 // isBoxDrawing: the Unicode box-drawing block (borders, rules, corners).
 func isBoxDrawing(r rune) bool { return r >= 0x2500 && r <= 0x257f }
@@ -113,13 +123,32 @@ func isBoxDrawing(r rune) bool { return r >= 0x2500 && r <= 0x257f }
 // select · esc to cancel").
 var hintRe = regexp.MustCompile(`(?i)(↑|↓|←|→|\benter\b|\breturn\b|\besc\b|\bescape\b|\btab\b|\bctrl[+-]|\bspace\b|\bnavigate\b|\bto (?:select|confirm|cancel|go back|submit|continue|choose)\b|\bpress\b)`)
 
+// moreRe: a list's note that it scrolls on ("▼ 218 more", "↓ 3 more
+// below"), read as a hint under the menu.
+var moreRe = regexp.MustCompile(`(?i)^\s*[▼▲↓↑…]?\s*\(?\d+ more\b`)
+
+// navigationRe: a hint that the list takes arrows and Enter, as a menu
+// does and a composer's suggestions may not say.
+var navigationRe = regexp.MustCompile(`(?i)(↑|↓|\bnavigate\b|\bto select\b|\benter to (?:select|confirm|choose)\b)`)
+
+// noteRe: a sentence under a menu, above its hints.
+var noteRe = regexp.MustCompile(`[.!)]$`)
+
+// searchRe: a search field's placeholder.
+var searchRe = regexp.MustCompile(`(?i)^(?:search|filter|type to)\b|(?:\.\.\.|…)$`)
+
+// sentenceRe: a description under an option: a sentence of five words or
+// more.
+var sentenceRe = regexp.MustCompile(`^\S+(?:\s+\S+){4,}[.!]$`)
+
 // menuRow is a row read as a menu option.
 type menuRow struct {
 	row      int
 	label    string
 	labelCol int  // rune column where the label starts
 	leadCol  int  // rune column of the row's first glyph (mark or number)
-	marked   bool // a selection mark stands before it
+	marked   bool // a selection mark stands before it (or a card's arrow after it)
+	group    int  // the card it is on, where options are cards
 	styled   bool // most of its label is drawn reverse or on a background
 	numbered bool
 }
@@ -147,7 +176,7 @@ func readMenuRow(i int, r gRow) (menuRow, bool) {
 	if strings.ContainsRune(selectionMarks, runes[col]) {
 		m.marked = true
 		col++
-	} else if strings.ContainsRune(idleMarks, runes[col]) {
+	} else if strings.ContainsRune(idleMarks, runes[col]) || icon(runes, col) {
 		col++
 	}
 	for col < len(runes) && runes[col] == ' ' {
@@ -166,8 +195,12 @@ func readMenuRow(i int, r gRow) (menuRow, bool) {
 	m.labelCol = col
 	m.label = strings.TrimSpace(rest)
 	// A label's own columns are cut at a wide gap: a menu row often carries
-	// a description or a shortcut to its right.
+	// a description or a shortcut to its right, or, on a card, an arrow at
+	// the selected one's end.
 	if k := strings.Index(m.label, "  "); k > 0 {
+		if tail := strings.TrimSpace(m.label[k:]); tail == "→" || tail == "←" || tail == "◀" {
+			m.marked = true
+		}
 		m.label = strings.TrimSpace(m.label[:k])
 	}
 	if r.style != "" {
@@ -182,24 +215,44 @@ func readMenuRow(i int, r gRow) (menuRow, bool) {
 	return m, true
 }
 
+// icon tells whether runes[col] is an icon before a label: a symbol
+// outside ASCII ("☺", "✦", "⚷") with a space after it. ("$ " and "# "
+// begin commands, not options.)
+func icon(runes []rune, col int) bool {
+	r := runes[col]
+	return r > 0x7f && unicode.IsSymbol(r) && col+1 < len(runes) && runes[col+1] == ' '
+}
+
 // genericMenu finds a selection menu at the live bottom of the screen:
 // two or more options aligned in one column, exactly one of them marked
 // (or drawn in reverse) as selected, a title above them, and under them
 // nothing but key hints. A menu with anything else below it (a composer,
 // a reply) is history, not a question.
 func genericMenu(agent string, s Screen, rows []gRow, bottom int) (Verdict, bool) {
-	end := bottom
+	// Under the options: key hints, a "N more" note, and where the hints
+	// say the list is chosen from with arrows, a note or two ("Your
+	// choice is saved").
+	end, navigable, notes := bottom, false, 0
 	for hints := 0; end >= 0 && hints <= 3; end-- {
 		if rows[end].blank {
 			continue
 		}
 		m, ok := readMenuRow(end, rows[end])
 		if ok && (m.marked || m.numbered || !hintRe.MatchString(rows[end].text)) {
-			break
+			if !navigable || m.marked || m.numbered || notes >= 2 || !noteRe.MatchString(rows[end].text) {
+				break
+			}
+			notes++
+			continue
 		}
-		if !hintRe.MatchString(rows[end].text) {
-			return Verdict{}, false
+		if !hintRe.MatchString(rows[end].text) && !moreRe.MatchString(rows[end].text) {
+			if !navigable || notes >= 2 {
+				return Verdict{}, false
+			}
+			notes++
+			continue
 		}
+		navigable = navigable || navigationRe.MatchString(rows[end].text)
 		hints++
 	}
 	if end < 0 {
@@ -211,19 +264,38 @@ func genericMenu(agent string, s Screen, rows []gRow, bottom int) (Verdict, bool
 	}
 	// Walk up the block: rows aligned with the last option are options (or
 	// their wrapped rest), rows indented under a label are descriptions.
+	// Options drawn as cards, each in a box of its own, are told apart by
+	// the boxes' edges: group counts them.
 	block := []menuRow{last}
-	top := end
+	top, group, carded := end, 0, false
 	for i := end - 1; i >= 0 && end-i <= 30; i-- {
+		if rows[i].border {
+			if i+1 <= end && rows[i+1].border {
+				group++ // one card's top edge over the next one's bottom
+				carded = true
+			}
+			continue
+		}
+		if rows[i].rule {
+			// A line across parts the screen's regions (a composer from
+			// what is above it), not options: unless numbered options go on
+			// above it (Claude's "4. Chat about this" under a line).
+			if above, ok := readMenuRow(i-1, rows[max(i-1, 0)]); i == 0 || !ok || !above.numbered || !last.numbered || !aligned(above, last) {
+				break
+			}
+			continue
+		}
 		if rows[i].blank {
 			// One blank row may part options; two end the menu.
-			if i > 0 && rows[i-1].blank {
+			if i > 0 && rows[i-1].blank && !rows[i-1].border {
 				break
 			}
 			continue
 		}
 		m, ok := readMenuRow(i, rows[i])
 		switch {
-		case ok && aligned(m, last):
+		case ok && aligned(m, last) && (m.marked || m.numbered || !hintRe.MatchString(rows[i].text)):
+			m.group = group
 			block = append(block, m)
 			top = i
 			continue
@@ -237,21 +309,32 @@ func genericMenu(agent string, s Screen, rows []gRow, bottom int) (Verdict, bool
 	for _, m := range block {
 		numbered = numbered || m.numbered && m.marked
 	}
-	// Options: in a numbered menu the numbered rows, in another every row.
-	// A row that is not one continues the option above when that option's
-	// row was full (a label wrapped on a narrow screen); else it describes.
-	var opts []menuRow
-	for i, m := range block {
-		if !numbered || m.numbered {
-			if len(opts) > 0 && !m.marked && i > 0 && block[i-1].row == m.row-1 && wrapped(rows[block[i-1].row].text, rows[m.row].text, s.Cols) {
-				opts[len(opts)-1].label += " " + m.label
-				continue
-			}
-			opts = append(opts, m)
-			continue
+	// Rows wrapped from the one above (a label or a description too long
+	// for a narrow screen) join it; then in a numbered menu the numbered
+	// items are the options, and in another every item but the sentences
+	// under them (a description: "Store agent state on this device.").
+	var items []menuRow
+	last = menuRow{row: -2}
+	for _, m := range block {
+		if len(items) > 0 && !m.marked && !m.numbered && m.row == last.row+1 && wrapped(rows[last.row].text, rows[m.row].text, s.Cols) {
+			items[len(items)-1].label += " " + m.label
+		} else {
+			items = append(items, m)
 		}
-		if len(opts) > 0 && block[i-1].row == m.row-1 && wrapped(rows[block[i-1].row].text, rows[m.row].text, s.Cols) {
-			opts[len(opts)-1].label += " " + m.label
+		last = m
+	}
+	var opts []menuRow
+	for i, m := range items {
+		switch {
+		case carded:
+			// A card's first row is its option, the rest describe it.
+			if i == 0 || items[i-1].group != m.group {
+				opts = append(opts, m)
+			} else if m.marked {
+				opts[len(opts)-1].marked = true
+			}
+		case numbered && m.numbered || !numbered && (m.marked || !sentenceRe.MatchString(m.label)):
+			opts = append(opts, m)
 		}
 	}
 	if len(opts) < 2 || len(opts) > 12 {
@@ -283,7 +366,8 @@ func genericMenu(agent string, s Screen, rows []gRow, bottom int) (Verdict, bool
 			return Verdict{}, false // prose, not an option
 		}
 	}
-	// The title: the nearest text above the options.
+	// The title: the nearest text above the options, past a group's
+	// heading ("Popular") and a search field in a box.
 	q := top - 1
 	for q >= 0 && rows[q].blank && top-q <= 2 {
 		q--
@@ -291,18 +375,37 @@ func genericMenu(agent string, s Screen, rows []gRow, bottom int) (Verdict, bool
 	if q < 0 || rows[q].blank {
 		return Verdict{}, false
 	}
+	for skipped := 0; skipped < 2 && q > 0; skipped++ {
+		t := strings.TrimSpace(rows[q].text)
+		lead := leadCol(rows[q].text)
+		heading := q == top-1 && (lead == opts[0].labelCol || lead == opts[0].leadCol) && len(strings.Fields(t)) <= 3 && !strings.ContainsAny(t[len(t)-1:], ".?:!")
+		search := rows[q].boxed && searchRe.MatchString(t)
+		if !heading && !search {
+			break
+		}
+		above := q - 1
+		for above >= 0 && rows[above].blank && q-above <= 3 {
+			above--
+		}
+		if above < 0 || rows[above].blank {
+			break
+		}
+		q = above
+	}
 	if hintRe.MatchString(rows[q].text) {
 		return Verdict{}, false // a status line over a panel, not a title
 	}
-	question := genericQuestion(rows, q)
+	question := genericQuestion(rows, q, s.Cols)
 	if question == "" {
 		return Verdict{}, false
 	}
 	if s.CursorVisible && s.CursorRow < len(rows) && !rows[s.CursorRow].blank {
 		// A visible cursor outside the menu is a composer's: the person is
-		// typing, and the list is its suggestions. On the marked row of a
-		// list without numbers, it is a composer's own row ("› Ask …").
-		if s.CursorRow < q || s.CursorRow > bottom {
+		// typing, and the list is its suggestions; unless the hints say the
+		// list is chosen from with arrows and Enter, and the cursor is in
+		// its search field above it. On the marked row of a list without
+		// numbers, it is a composer's own row ("› Ask …").
+		if s.CursorRow > bottom || s.CursorRow < q && !(navigable && q-s.CursorRow <= 4) {
 			return Verdict{}, false
 		}
 		if s.CursorRow == opts[selected].row && !opts[selected].numbered {
@@ -388,16 +491,30 @@ func reverse[T any](s []T) {
 	}
 }
 
-// genericQuestion is the title at row q: the nearest row above the options
-// that ends in "?" or ":" within its paragraph, else row q itself.
-func genericQuestion(rows []gRow, q int) string {
-	for i := q; i >= 0 && q-i < 4 && !rows[i].blank; i-- {
+// genericQuestion is the title at row q: the row in its paragraph (up to
+// four rows above) that ends in "?" or ":", else the paragraph, its rows
+// joined where one was wrapped onto the next.
+func genericQuestion(rows []gRow, q, cols int) string {
+	top := q
+	for top > 0 && q-top < 3 && !rows[top-1].blank && leadCol(rows[top-1].text) == leadCol(rows[q].text) {
+		top--
+	}
+	for i := q; i >= top; i-- {
 		t := strings.TrimSpace(rows[i].text)
 		if strings.HasSuffix(t, "?") || strings.HasSuffix(t, ":") {
 			return t
 		}
 	}
-	return strings.TrimSpace(rows[q].text)
+	// The paragraph is the rows wrapped into row q, from the bottom up.
+	start := q
+	for start > top && wrapped(rows[start-1].text, rows[start].text, cols) {
+		start--
+	}
+	var parts []string
+	for i := start; i <= q; i++ {
+		parts = append(parts, strings.TrimSpace(rows[i].text))
+	}
+	return strings.Join(parts, " ")
 }
 
 // inputLabelRe names what a field asks a person to type.
@@ -436,7 +553,15 @@ func genericInput(agent string, s Screen, rows []gRow, bottom int) (Verdict, boo
 }
 
 // errorRe: an API error's words.
-var errorRe = regexp.MustCompile(`(?i)(\b(?:4(?:0[0-9]|29)|5(?:0[0-4]|29))\b.{0,40}\b(?:error|status|too many|unauthori[sz]ed|forbidden|overloaded|unavailable|rate|bad gateway|timeout)|\b(?:error|status)\b.{0,20}\b(?:4\d\d|5\d\d)\b|\brate[ -]?limit(?:ed)?\b|\bquota\b|\btoo many requests\b|\brequest failed\b|\bapi error\b|\boverloaded\b|\binsufficient (?:credits|balance|quota)\b)`)
+var errorRe = regexp.MustCompile(`(?i)(\b(?:4(?:0[0-9]|29)|5(?:0[0-4]|29))\b.{0,40}\b(?:error|status|too many|unauthori[sz]ed|forbidden|overloaded|unavailable|rate|bad gateway|timeout)|\b(?:error|status)\b.{0,20}\b(?:4\d\d|5\d\d)\b|\brate[ -]?limit(?:ed)?\b|\bquota\b|\btoo many requests\b|\brequest failed\b|\bapi error\b|\boverloaded\b|\binsufficient (?:credits|balance|quota)\b|\bexperiencing errors\b|\b(?:provider|service|server|model) (?:is )?(?:temporarily )?(?:unavailable|overloaded|down)\b)`)
+
+// bannerRe: a row that reports a failure from its first word, after an
+// icon or two ("✗ Error: …", "⎿ API Error: 401 …", "Unable to connect."),
+// as an error banner does and a sentence of a reply mostly does not.
+var bannerRe = regexp.MustCompile(`(?i)^(?:[⚠✗✕✖×❌⛔■!]|(?:[^\p{L}\p{N}\s]{1,3}\s*){0,2}\[?(?:api\s+)?(?:error|failed|failure|unable|could ?n[o']t|rate|quota|too many|request|http|status|unexpected|overloaded|insufficient|unauthori[sz]ed|forbidden|\d{3}\b))`)
+
+// unreachableRe: a server the agent could not reach.
+var unreachableRe = regexp.MustCompile(`(?i)\b(?:unable to (?:connect|reach)|could ?n[o']t (?:connect|reach)|connection (?:refused|failed|error)|ENOTFOUND|ECONNREFUSED|getaddrinfo|fetch failed)\b`)
 
 // retryRe: a retry counting down.
 var retryRe = regexp.MustCompile(`(?i)(\bretrying\b.{0,20}?\bin \d+(?:\.\d+)?\s*(?:ms|s|sec|secs|seconds?|m|min)\b|\bretrying\b\s*(?:\.\.\.|…)|\bretry(?:ing)?\b.{0,30}\battempt \d+\s*(?:/|of)\s*\d+|\battempt \d+\s*(?:/|of)\s*\d+.{0,30}\bretry)`)
@@ -447,7 +572,7 @@ var endedRe = regexp.MustCompile(`(?i)\b(?:interrupted|cancell?ed|aborted)\b`)
 // genericNewest reads the newest text on screen, the last rows above the
 // agent's own chrome: an error there is the turn's end, a retry counting
 // down is work going on.
-func genericNewest(agent string, rows []gRow, bottom int) (Verdict, bool) {
+func genericNewest(agent string, rows []gRow, bottom, cols int) (Verdict, bool) {
 	n := 0
 	for i := bottom; i >= 0 && n < 8; i-- {
 		if rows[i].blank {
@@ -462,8 +587,17 @@ func genericNewest(agent string, rows []gRow, bottom int) (Verdict, bool) {
 			return Verdict{Agent: agent, State: StateWorking, Reason: ReasonGenericRetry,
 				Evidence: Evidence{Region: "screen", Text: t}}, true
 		}
-		if m := errorRe.FindString(t); m != "" {
-			msg, _ := CleanText(t, 300)
+		if !bannerRe.MatchString(t) {
+			continue
+		}
+		// The banner with the rows wrapped from it: on a narrow screen its
+		// words run on ("… getaddrinfo" / "ENOTFOUND app.letta.com").
+		whole := t
+		for j := i + 1; j <= bottom && j <= i+3 && !rows[j].blank && wrapped(rows[j-1].text, rows[j].text, cols); j++ {
+			whole += " " + strings.TrimSpace(rows[j].text)
+		}
+		if errorRe.MatchString(whole) || unreachableRe.MatchString(whole) {
+			msg, _ := CleanText(whole, 300)
 			return Verdict{Agent: agent, State: StateError, Reason: ReasonGenericError,
 				Evidence: Evidence{Region: "screen", Text: t}, Message: msg}, true
 		}

@@ -1,6 +1,8 @@
 package sessions
 
 import (
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,4 +68,48 @@ func TestGenericMenuHeldThenBlocked(t *testing.T) {
 	if st, _, _ = m.step(facts{rules: knowsIdleRules, agent: "x", screen: doneV, now: t0.Add(2*genericHold + time.Millisecond)}); st.Name != Done {
 		t.Fatalf("the agent's own done: %s, want done at once", st.Name)
 	}
+}
+
+// A menu no rule knows, drawn by a real program in a PTY that takes its
+// keys one at a time (fakeMenuAgent): the generic reader reads it blocked
+// once it has held still, with its options, and an answer moves the
+// selection an arrow at a time and chooses it with Enter.
+func TestGenericMenuOfAProgramNoRuleKnows(t *testing.T) {
+	rules, warnings := detect.Load(map[string][]byte{"bare.toml": []byte(`name = "bare"
+[identify]
+argv = ["AGENTD_TEST_MENU_AGENT"]
+`)}, "test")
+	if len(warnings) > 0 {
+		t.Fatal(warnings)
+	}
+	m := NewManager(Options{Rules: rules}, &recEvents{states: map[string][]State{}})
+	t.Cleanup(m.Shutdown)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	on := "1"
+	s, err := m.Spawn(SpawnSpec{Argv: []string{self}, Env: map[string]*string{"AGENTD_TEST_MENU_AGENT": &on}, Cwd: t.TempDir(), Cols: 80, Rows: 24, Agent: "bare"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := awaitState(t, s, Blocked)
+	if st.Reason != detect.ReasonGenericMenu || st.Prompt == nil || st.Prompt.Question != "Allow this?" || !st.Prompt.Stepped {
+		t.Fatalf("blocked for %s with %+v, want the generic reader's stepped menu asking \"Allow this?\"", st.Reason, st.Prompt)
+	}
+	var labels []string
+	for _, o := range st.Prompt.Options {
+		labels = append(labels, o.Label)
+	}
+	if strings.Join(labels, "|") != "Yes|Yes, always|No" {
+		t.Fatalf("options %q, want Yes, Yes, always, No", labels)
+	}
+	after, err := s.Answer(st.Prompt.ID, "3", "")
+	if err != nil {
+		t.Fatalf("answer No: %v", err)
+	}
+	if after.Name == Blocked {
+		t.Fatalf("still blocked after answering No: %+v\n%s", after, s.pty.term.Snapshot().Text())
+	}
+	awaitScreen(t, s, "chose No")
 }
