@@ -87,7 +87,7 @@ func cmdClassify(args []string, stdout, stderr io.Writer, explain bool) int {
 			c, r = labelSize(file, c, r)
 		}
 		var sc detect.Screen
-		m := forced
+		m, how := forced, "from --agent"
 		if rec, ok := sessions.ReadScreenRecord(data); ok && !*screen {
 			// A kept screen says its size and its agent.
 			if !sizeSet(fs) {
@@ -100,7 +100,7 @@ func cmdClassify(args []string, stdout, stderr io.Writer, explain bool) int {
 			}
 			data = []byte(rec.Raw)
 			if a, ok := set.Lookup(rec.Agent); ok && m == nil {
-				m = a
+				m, how = a, "from the kept screen"
 			}
 		}
 		if *screen {
@@ -109,10 +109,10 @@ func cmdClassify(args []string, stdout, stderr io.Writer, explain bool) int {
 			sc = term.Render(data, c, r)
 		}
 		if m == nil {
-			m = set.Identify(sc)
+			m, how = set.Identify(sc), "identified from the screen"
 		}
 		if explain {
-			printExplanation(stdout, file, m, sc, forced != nil)
+			printExplanation(stdout, file, m, sc, how)
 			continue
 		}
 		v := m.Classify(sc)
@@ -185,12 +185,8 @@ func readableLine(file string, v detect.Verdict) string {
 	return b.String()
 }
 
-func printExplanation(w io.Writer, file string, m *detect.Manifest, sc detect.Screen, forced bool) {
+func printExplanation(w io.Writer, file string, m *detect.Manifest, sc detect.Screen, how string) {
 	ex := m.Explain(sc)
-	how := "identified from the screen"
-	if forced {
-		how = "from --agent"
-	}
 	fmt.Fprintf(w, "== %s\n", file)
 	fmt.Fprintf(w, "agent: %s (%s, manifest %s)\n", m.Name, how, m.Source)
 	fmt.Fprintf(w, "screen: %dx%d, cursor %d,%d, alt screen %v\n", sc.Cols, sc.Rows, sc.CursorRow, sc.CursorCol, sc.AltScreen)
