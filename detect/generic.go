@@ -34,8 +34,9 @@ func GenericReader(reason string) bool {
 }
 
 // genericSettle and genericKeyGap pace answers to a menu no manifest
-// describes: a little slower than any agent measured needs, one key at a
-// time, each arrow typed once the screen shows the last one moved.
+// describes: as slow as the slowest agent measured (Claude Code drops a
+// key typed within ~150 ms of its menu), one key at a time, each arrow
+// typed once the screen shows the last one moved.
 const (
 	genericSettle = 300 * time.Millisecond
 	genericKeyGap = 100 * time.Millisecond
@@ -71,7 +72,7 @@ type gRow struct {
 	text  string // trailing spaces trimmed
 	style string // one Style byte per rune of text, or ""
 	blank bool   // nothing but spaces and box drawing
-	boxed bool   // a box's side was drawn on it
+	boxed bool   // box drawing was on it: a side, an edge or a line across
 	// border: nothing but box drawing with a corner (a box's top or
 	// bottom edge); rule: nothing but box drawing, no corner (a line
 	// across, as above and below a composer).
