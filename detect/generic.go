@@ -519,47 +519,96 @@ func genericQuestion(rows []gRow, q, cols int) string {
 }
 
 // inputLabelRe names what a field asks a person to type.
-var inputLabelRe = regexp.MustCompile(`(?i)(\bapi[ _-]?key\b|\bpaste\b|\benter (?:the |your |an? )?(?:\w+ )?(?:code|key|token|password|url)\b|\b(?:authori[sz]ation|verification|login|auth|one-time) code\b|\bpassword:|\btoken:)`)
+var inputLabelRe = regexp.MustCompile(`(?i)(\bapi[ _-]?key\b|\bpaste\b|\benter (?:the |your |an? )?(?:[\w-]+ ){0,3}(?:code|key|token|password|url)\b|\b(?:authori[sz]ation|verification|login|auth|one-time) code\b|\bpassword:|\btoken:)`)
 
 // inputRefusedRe: words that report on a key rather than ask for one.
 var inputRefusedRe = regexp.MustCompile(`(?i)\b(?:invalid|incorrect|not used|expired|failed|error)\b`)
 
 // genericInput finds a field waiting for text at the live bottom: a label
-// that says what to type, then the field, then nothing but hints.
+// that says what to type, then the field (under it, or on its row after
+// "label: ", the cursor in it), then nothing but hints. Or a sign-in that
+// waits on the person in a browser ("Waiting for authorization…").
 func genericInput(agent string, s Screen, rows []gRow, bottom int) (Verdict, bool) {
 	// Walk up over hints and the field itself (at most two rows of it) to
 	// the label.
-	seen := 0
-	for i := bottom; i >= 0 && bottom-i <= 6; i-- {
+	seen, ruled := 0, false
+	var hints []string
+	for i := bottom; i >= 0 && bottom-i <= 10; i-- {
 		if rows[i].blank {
+			ruled = ruled || rows[i].rule || rows[i].border
 			continue
 		}
 		t := strings.TrimSpace(rows[i].text)
+		if s.CursorVisible && s.CursorRow == i && strings.Contains(t, ": ") {
+			t = t[:strings.LastIndex(t, ": ")+1] // what is typed after the label is the person's
+		}
 		if inputLabelRe.MatchString(t) && utf8.RuneCountInString(t) <= 100 && !errorRe.MatchString(t) && !inputRefusedRe.MatchString(t) &&
-			(strings.HasSuffix(t, ":") || strings.HasSuffix(t, "?") || s.CursorVisible && s.CursorRow > i && s.CursorRow <= i+2) {
+			(strings.HasSuffix(t, ":") || strings.HasSuffix(t, "?") || s.CursorVisible && s.CursorRow >= i && s.CursorRow <= i+2 ||
+				ruled && strings.HasSuffix(t, ".")) {
 			// Freeform: what to type is the person's, with runtime_answer's text.
 			p := &Prompt{Kind: "auth", Question: t, Freeform: true, Settle: genericSettle, unread: true}
 			p.Seal()
 			return Verdict{Agent: agent, State: StateBlocked, Reason: ReasonGenericInput,
 				Evidence: Evidence{Region: "screen", Text: t}, Prompt: p}, true
 		}
+		if authWaitRe.MatchString(t) {
+			return genericAuthWait(agent, rows, i, hints), true
+		}
 		if hintRe.MatchString(t) {
+			hints = append(hints, t)
 			continue
 		}
-		if seen++; seen > 2 {
+		if bannerRe.MatchString(t) && errorRe.MatchString(t) {
+			continue // what was typed was refused; the field waits again
+		}
+		if seen++; seen > 3 {
 			break
 		}
 	}
 	return Verdict{}, false
 }
 
+// authWaitRe: a sign-in that waits on the person elsewhere (a browser, a
+// device code).
+var authWaitRe = regexp.MustCompile(`(?i)\bwaiting for (?:authori[sz]ation|authentication|(?:you to )?(?:log|sign)[ -]?in|login|the browser)\b`)
+
+// genericAuthWait is a browser sign-in's wait at row i: blocked on the
+// person, who answers it elsewhere; the keys its hints name (hints, newest
+// last) are its options ("Esc back").
+func genericAuthWait(agent string, rows []gRow, i int, hints []string) Verdict {
+	q := strings.TrimSpace(rows[i].text)
+	// The instruction above the wait says what to do ("Open the following
+	// URL in your browser to sign in:").
+	for j := i - 1; j >= 0 && i-j <= 12; j-- {
+		if t := strings.TrimSpace(rows[j].text); strings.HasSuffix(t, ":") && (strings.Contains(strings.ToLower(t), "browser") || strings.Contains(strings.ToLower(t), "sign in")) {
+			q = t
+			break
+		}
+	}
+	p := &Prompt{Kind: "auth", Question: q, Settle: genericSettle}
+	for k := len(hints) - 1; k >= 0; k-- {
+		for _, m := range hintKeyRe.FindAllStringSubmatch(hints[k], -1) {
+			key := strings.ToLower(m[1])
+			p.Options = append(p.Options, Option{ID: itoa(len(p.Options) + 1), Label: strings.TrimSpace(m[2]), Keys: namedKeys[key]})
+		}
+	}
+	if len(p.Options) == 0 {
+		p.Freeform, p.unread = true, true
+	}
+	p.Seal()
+	return Verdict{Agent: agent, State: StateBlocked, Reason: ReasonGenericInput, Evidence: Evidence{Region: "screen", Text: strings.TrimSpace(rows[i].text)}, Prompt: p}
+}
+
+// hintKeyRe: "Esc back", "Enter retry", "esc to go back" in a hint row.
+var hintKeyRe = regexp.MustCompile(`(?i)\b(esc|enter)\s+(?:to\s+)?([a-z]+(?: [a-z]+)?)`)
+
 // errorRe: an API error's words.
-var errorRe = regexp.MustCompile(`(?i)(\b(?:4(?:0[0-9]|29)|5(?:0[0-4]|29))\b.{0,40}\b(?:error|status|too many|unauthori[sz]ed|forbidden|overloaded|unavailable|rate|bad gateway|timeout)|\b(?:error|status)\b.{0,20}\b(?:4\d\d|5\d\d)\b|\brate[ -]?limit(?:ed)?\b|\bquota\b|\btoo many requests\b|\brequest failed\b|\bapi error\b|\boverloaded\b|\binsufficient (?:credits|balance|quota)\b|\bexperiencing errors\b|\b(?:provider|service|server|model) (?:is )?(?:temporarily )?(?:unavailable|overloaded|down)\b)`)
+var errorRe = regexp.MustCompile(`(?i)(\b(?:4(?:0[0-9]|29)|5(?:0[0-4]|29))\b.{0,40}\b(?:error|status|too many|unauthori[sz]ed|forbidden|overloaded|unavailable|rate|bad gateway|timeout)|\b(?:error|status)\b.{0,20}\b(?:4\d\d|5\d\d)\b|\brate[ -]?limit(?:ed)?\b|\bquota\b|\btoo many requests\b|\brequest failed\b|\bapi error\b|\boverloaded\b|\binsufficient (?:credits|balance|quota)\b|\bexperiencing errors\b|^(?:log ?in|sign[ -]?in|authentication|authori[sz]ation)\s+(?:timed out|failed)\b|\b(?:provider|service|server|model) (?:is )?(?:temporarily )?(?:unavailable|overloaded|down)\b)`)
 
 // bannerRe: a row that reports a failure from its first word, after an
 // icon or two ("✗ Error: …", "⎿ API Error: 401 …", "Unable to connect."),
 // as an error banner does and a sentence of a reply mostly does not.
-var bannerRe = regexp.MustCompile(`(?i)^(?:[⚠✗✕✖×❌⛔■!]|(?:[^\p{L}\p{N}\s]{1,3}\s*){0,2}\[?(?:api\s+)?(?:error|failed|failure|unable|could ?n[o']t|rate|quota|too many|request|http|status|unexpected|overloaded|insufficient|unauthori[sz]ed|forbidden|\d{3}\b))`)
+var bannerRe = regexp.MustCompile(`(?i)^(?:[⚠✗✕✖×❌⛔■!]|(?:log ?in|sign[ -]?in|authentication|authori[sz]ation)\s+(?:timed out|failed)\b|(?:[^\p{L}\p{N}\s]{1,3}\s*){0,2}\[?(?:api\s+)?(?:error|failed|failure|unable|could ?n[o']t|rate|quota|too many|request|http|status|unexpected|overloaded|insufficient|unauthori[sz]ed|forbidden|\d{3}\b))`)
 
 // unreachableRe: a server the agent could not reach.
 var unreachableRe = regexp.MustCompile(`(?i)\b(?:unable to (?:connect|reach)|could ?n[o']t (?:connect|reach)|connection (?:refused|failed|error)|ENOTFOUND|ECONNREFUSED|getaddrinfo|fetch failed)\b`)
