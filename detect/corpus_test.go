@@ -381,10 +381,25 @@ func TestOptionsComeFromTheMenu(t *testing.T) {
 		}
 		return string(r)
 	}
-	// The question's last word: a long question wraps on a small screen.
-	tail := func(text string) string {
-		f := strings.Fields(text)
-		return f[len(f)-1]
+	// The question's row: the last that holds its first words and is no
+	// option's ("Sign in with Letta for …" over "> Sign in with Letta
+	// (default)"); else the last that holds its last word (a long question
+	// wraps on a small screen).
+	questionRow := func(lines []string, p *detect.Prompt) int {
+		for i := len(lines) - 1; i >= 0; i-- {
+			if !strings.Contains(lines[i], head(p.Question)) {
+				continue
+			}
+			option := false
+			for _, o := range p.Options {
+				option = option || strings.Contains(lines[i], o.Label)
+			}
+			if !option {
+				return i
+			}
+		}
+		f := strings.Fields(p.Question)
+		return lastRow(lines, f[len(f)-1])
 	}
 	checked := 0
 	for _, c := range loadCorpus(t) {
@@ -400,7 +415,7 @@ func TestOptionsComeFromTheMenu(t *testing.T) {
 		if v.Prompt == nil || v.Prompt.Question == "" || len(v.Prompt.Options) == 0 {
 			continue
 		}
-		q := lastRow(sc.Lines, tail(v.Prompt.Question))
+		q := questionRow(sc.Lines, v.Prompt)
 		if q < 0 {
 			t.Errorf("%s: question %q is not on screen", c.Path, v.Prompt.Question)
 			continue

@@ -173,6 +173,9 @@ func readMenuRow(i int, r gRow) (menuRow, bool) {
 	if col == len(runes) {
 		return menuRow{}, false
 	}
+	if moreRe.MatchString(r.text) {
+		return menuRow{}, false // "▼ 218 more": the list goes on, no option
+	}
 	m := menuRow{row: i, leadCol: col}
 	if strings.ContainsRune(selectionMarks, runes[col]) {
 		m.marked = true
@@ -317,7 +320,7 @@ func genericMenu(agent string, s Screen, rows []gRow, bottom int) (Verdict, bool
 	var items []menuRow
 	last = menuRow{row: -2}
 	for _, m := range block {
-		if len(items) > 0 && !m.marked && !m.numbered && m.row == last.row+1 && wrapped(rows[last.row].text, rows[m.row].text, s.Cols) {
+		if len(items) > 0 && !m.marked && !m.numbered && m.row == last.row+1 && wrapped(rows[last.row].text, rows[m.row].text, s.Cols) && !sentenceEnds(rows[last.row].text, m.label) {
 			items[len(items)-1].label += " " + m.label
 		} else {
 			items = append(items, m)
@@ -447,6 +450,15 @@ func genericKind(question string, opts []menuRow) string {
 		return "auth"
 	}
 	return "question"
+}
+
+// sentenceEnds tells whether prev ends a sentence that next does not go
+// on with ("… connected devices." over "Proceed locally"), though prev is
+// full enough to have wrapped.
+func sentenceEnds(prev, next string) bool {
+	prev = strings.TrimSpace(prev)
+	first, _ := utf8.DecodeRuneInString(next)
+	return strings.HasSuffix(prev, ".") || strings.HasSuffix(prev, "!") || strings.HasSuffix(prev, "?") && unicode.IsUpper(first)
 }
 
 // aligned tells whether two rows are options of one menu: their labels
