@@ -10,7 +10,7 @@
 import { after, before, test as nodeTest } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -42,6 +42,11 @@ const test = (name, fn) =>
   });
 
 const badgeSays = (re, timeoutMs = 20_000) => waitFor(`the badge to say ${re}`, async () => re.test(await wb.badgeText()), timeoutMs, 50);
+/** Lists a step this run did twice, for make test's summary ($AGENTD_RETRY_LOG). */
+function noteRetry(what) {
+  console.log(`retried: ${what}`);
+  if (process.env.AGENTD_RETRY_LOG) appendFileSync(process.env.AGENTD_RETRY_LOG, `vscode e2e: ${what}\n`);
+}
 const rowWith = (...words) => waitFor(`a Sessions row with ${words.join(', ')}`, async () => (await wb.treeRows()).find((r) => words.every((w) => r.includes(w))), 20_000);
 
 /** Sends a file's text as the agent's task: task.md asks about `touch NOTES.md`, rm.md about `rm -rf build`, edit.md an edit of NOTES.md. */
@@ -244,12 +249,26 @@ test('an edit: the notification names the file, and "Show Diff" opens the change
 
 test("Kill Session from the row's context menu ends the agent; the row says exited and the badge drops it", async () => {
   await wb.runCommand('agentd: Focus on Sessions View');
+  // The turn's end first: the row is drawn again when its state changes.
+  await rowWith('Demo agent', 'done');
   const row = wb.sessionsView().locator('.monaco-list-row[role="treeitem"]', { hasText: 'Demo agent' }).first();
-  await row.click({ button: 'right' });
-  const menu = page.locator('.monaco-menu .action-item', { hasText: 'Kill Session' }).first();
-  await menu.waitFor({ state: 'visible' });
-  await wb.shot('10-context-menu');
-  await menu.click();
+  const kill = async () => {
+    await row.click({ button: 'right' });
+    const menu = page.locator('.monaco-menu .action-item', { hasText: 'Kill Session' }).first();
+    await menu.waitFor({ state: 'visible' });
+    await wb.shot('10-context-menu');
+    await menu.click();
+  };
+  await kill();
+  try {
+    await waitFor('a Sessions row with Demo agent, exited, after the first click', async () => (await wb.treeRows()).find((r) => r.includes('Demo agent') && r.includes('exited')), 8_000);
+  } catch {
+    // The menu went with a redraw of the view before the click reached it
+    // (a fresh-clone run beside a busy loop sent no session/kill): a person
+    // opens it again. Listed, as every retry is.
+    noteRetry("Kill Session's context menu opened again (the first click sent no session/kill)");
+    await kill();
+  }
   await rowWith('Demo agent', 'exited');
   await badgeSays(/^\S*\s*agentd$/, 10_000);
   await waitFor('the terminal to say so', async () => /Demo agent was ended by SIGHUP/.test(await wb.terminalText()));

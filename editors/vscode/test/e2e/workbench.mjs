@@ -120,6 +120,10 @@ export async function startWorkbench({ vsix, node24, entry, chromiumPath, artifa
     try {
       fs.cpSync(path.join(dataDir, 'logs'), path.join(artifacts, 'vscode-logs'), { recursive: true });
     } catch {}
+    // So is the daemon's own log.
+    try {
+      fs.cpSync(path.join(xdg, 'state', 'agentd', 'agentd.log'), path.join(artifacts, 'agentd-daemon.log'));
+    } catch {}
     fs.rmSync(tmp, { recursive: true, force: true });
   };
   try {
