@@ -162,8 +162,9 @@ const idleMarks = "○◯◦"
 
 var numberRe = regexp.MustCompile(`^(\d{1,2})[.)]\s+`)
 
-// readMenuRow reads r as an option: an optional mark, an optional number,
-// then a label that starts with a letter, a digit or a quote.
+// readMenuRow reads r as an option: an optional mark (or icon), an
+// optional number, then a label that starts with a letter, a digit or a
+// quote.
 func readMenuRow(i int, r gRow) (menuRow, bool) {
 	runes := []rune(r.text)
 	col := 0
