@@ -83,8 +83,8 @@ func TestDriftScreenKeptListedCapturedAndClassified(t *testing.T) {
 			t.Errorf("agentd classify %s: exit %d, %q, want a line starting %q\n%s", f, code, out, want, errOut)
 		}
 		out, _, code = d.cli("explain", f)
-		if code != 0 || !strings.Contains(out, "screen: 80x24") || !strings.Contains(out, "Use F5 for staging") {
-			t.Errorf("agentd explain %s: exit %d, want the 80x24 screen with its text:\n%s", f, code, out)
+		if code != 0 || !strings.Contains(out, "screen: 80x24") || !strings.Contains(out, "from the kept screen") || !strings.Contains(out, "(generic reader)") {
+			t.Errorf("agentd explain %s: exit %d, want the 80x24 screen, its agent from the file and the generic reader tried:\n%s", f, code, out)
 		}
 	}
 	c.mustCall("session/kill", map[string]any{"sessionId": s.SessionID}, nil)
