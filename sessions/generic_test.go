@@ -1,7 +1,6 @@
 package sessions
 
 import (
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -75,24 +74,10 @@ func TestGenericMenuHeldThenBlocked(t *testing.T) {
 // once it has held still, with its options, and an answer moves the
 // selection an arrow at a time and chooses it with Enter.
 func TestGenericMenuOfAProgramNoRuleKnows(t *testing.T) {
-	rules, warnings := detect.Load(map[string][]byte{"bare.toml": []byte(`name = "bare"
+	s := spawnMenuAgent(t, "bare", `name = "bare"
 [identify]
 argv = ["AGENTD_TEST_MENU_AGENT"]
-`)}, "test")
-	if len(warnings) > 0 {
-		t.Fatal(warnings)
-	}
-	m := NewManager(Options{Rules: rules}, &recEvents{states: map[string][]State{}})
-	t.Cleanup(m.Shutdown)
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	on := "1"
-	s, err := m.Spawn(SpawnSpec{Argv: []string{self}, Env: map[string]*string{"AGENTD_TEST_MENU_AGENT": &on}, Cwd: t.TempDir(), Cols: 80, Rows: 24, Agent: "bare"})
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	st := awaitState(t, s, Blocked)
 	if st.Reason != detect.ReasonGenericMenu || st.Prompt == nil || st.Prompt.Question != "Allow this?" || !st.Prompt.Stepped {
 		t.Fatalf("blocked for %s with %+v, want the generic reader's stepped menu asking \"Allow this?\"", st.Reason, st.Prompt)

@@ -189,6 +189,28 @@ func fakeMenuAgent() int {
 	}
 }
 
+// spawnMenuAgent runs fakeMenuAgent in a session of a manager whose only
+// extra manifest is agent's, src.
+func spawnMenuAgent(t *testing.T, agent, src string) *Session {
+	t.Helper()
+	rules, warnings := detect.Load(map[string][]byte{agent + ".toml": []byte(src)}, "test")
+	if len(warnings) > 0 {
+		t.Fatal(warnings)
+	}
+	m := NewManager(Options{Rules: rules}, &recEvents{states: map[string][]State{}})
+	t.Cleanup(m.Shutdown)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	on := "1"
+	s, err := m.Spawn(SpawnSpec{Argv: []string{self}, Env: map[string]*string{"AGENTD_TEST_MENU_AGENT": &on}, Cwd: t.TempDir(), Cols: 80, Rows: 24, Agent: agent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // menuRules reads fakeMenuAgent's menu; it takes keys one at a time.
 const menuRules = `name = "menu"
 [identify]
@@ -211,21 +233,7 @@ key_gap = "40ms"
 // chosen option is selected: typed 40 ms apart, the keys would pile up in
 // one read while it draws, and it would drop them.
 func TestAnswerStepsASelectionItShows(t *testing.T) {
-	rules, warnings := detect.Load(map[string][]byte{"menu.toml": []byte(menuRules)}, "test")
-	if len(warnings) > 0 {
-		t.Fatal(warnings)
-	}
-	m := NewManager(Options{Rules: rules}, &recEvents{states: map[string][]State{}})
-	t.Cleanup(m.Shutdown)
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	on := "1"
-	s, err := m.Spawn(SpawnSpec{Argv: []string{self}, Env: map[string]*string{"AGENTD_TEST_MENU_AGENT": &on}, Cwd: t.TempDir(), Cols: 80, Rows: 24, Agent: "menu"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := spawnMenuAgent(t, "menu", menuRules)
 	st := awaitState(t, s, Blocked)
 	if !st.Prompt.Stepped {
 		t.Fatalf("prompt %+v is not stepped", st.Prompt)
