@@ -340,19 +340,16 @@ func (r *Region) rows(s Screen) []string {
 
 // withoutSidebar is s with the region's sidebar left out of every row
 // (and its styles), where the screen has one: wider than SidebarWider,
-// every row blank in the sidebar's two-column margin (a menu's hints run
-// across it where the agent drew no sidebar). The rows are cut before the
-// region is chosen, so a row that held only the sidebar's words is empty.
+// with a margin two columns wide between the sidebar and the rest that no
+// row writes in (sidebarEdge). The rows are cut before the region is
+// chosen, so a row that held only the sidebar's words is empty.
 func (r *Region) withoutSidebar(s Screen) Screen {
 	if r.Sidebar <= 0 || s.Cols <= r.SidebarWider || s.Cols <= r.Sidebar {
 		return s
 	}
-	col := s.Cols - r.Sidebar
-	for _, row := range s.Lines {
-		head := cutAt(row, col)
-		if margin := cutAt(row[len(head):], 2); strings.TrimSpace(margin) != "" {
-			return s
-		}
+	col, ok := sidebarEdge(s, s.Cols-r.Sidebar)
+	if !ok {
+		return s
 	}
 	lines := make([]string, len(s.Lines))
 	var styles []string
@@ -368,6 +365,44 @@ func (r *Region) withoutSidebar(s Screen) Screen {
 	s.Lines, s.Styles = lines, styles
 	return s
 }
+
+// sidebarSlack is how far from where the manifest puts it a sidebar's
+// margin is looked for: a release may draw its sidebar a little wider or
+// narrower, or a card in it with its border in the margin.
+const sidebarSlack = 4
+
+// sidebarEdge finds the column where a sidebar expected at col begins: the
+// nearest to col whose two columns every row leaves blank, or holds only a
+// box's upright border in (a card drawn in the sidebar, OpenCode's
+// "Getting started", may put its edge there). ok is false where none is,
+// as where no sidebar is drawn and the rows run across: a menu's hints do.
+func sidebarEdge(s Screen, col int) (int, bool) {
+	for off := 0; off <= sidebarSlack; off++ {
+		for _, c := range []int{col - off, col + off}[:min(off+1, 2)] {
+			if c > 0 && c+2 <= s.Cols && marginClear(s.Lines, c) {
+				return c, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// marginClear says every row is blank, or an upright box border, in
+// columns c and c+1.
+func marginClear(lines []string, c int) bool {
+	for _, row := range lines {
+		head := cutAt(row, c)
+		for _, g := range cutAt(row[len(head):], 2) {
+			if g != ' ' && !strings.ContainsRune(uprightBorders, g) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// uprightBorders are the glyphs of a box's left or right edge.
+const uprightBorders = "│┃║╭╰┌└├╮╯┐┘┤"
 
 // cutAt is row up to column col: the glyphs that start left of it.
 func cutAt(row string, col int) string {
