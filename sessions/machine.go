@@ -84,6 +84,14 @@ type machine struct {
 	disagreeSince        time.Time
 	disagreeSeq, keptSeq uint64
 	screenDrift          string
+	// watchCPU: the screen reads idle with no report to say otherwise, so
+	// the driver reads the agent's CPU time (facts.cpu) for noteBusyDrift;
+	// busyFrom and busyCPU are where the window it averages over began,
+	// and busyKept says this stretch's screen was kept already.
+	watchCPU bool
+	busyFrom time.Time
+	busyCPU  time.Duration
+	busyKept bool
 
 	// What the agent reported of itself. reportSeq numbers the reports;
 	// oscSeq is the terminal's count of OSC 7501 records already taken in;
@@ -113,6 +121,10 @@ type facts struct {
 	// screen with no terminal, a replay's).
 	canonical bool
 	fg        foreground // what runs in a shell session
+	// cpu is the CPU time the processes of the agent's terminal session
+	// have used, read (cpuRead) only while the machine watches it.
+	cpu     time.Duration
+	cpuRead bool
 
 	// An ACP session's protocol state, instead of a screen.
 	acp *acpFacts
@@ -306,7 +318,7 @@ func (m *machine) stepScreen(f facts) (State, time.Duration) {
 		return m.state, wait
 	}
 	starting := !m.ready && f.rules.HasIdleRule()
-	lineMode, again := false, m.noteScreenDrift(v, rep, f.now)
+	lineMode, again := false, minAgain(m.noteScreenDrift(v, rep, f.now), m.noteBusyDrift(v, rep, f))
 	if !m.inputRaw && f.rules.Input.Raw && v.State == detect.StateIdle {
 		// A ready composer drawn while the terminal still echoes and
 		// buffers lines: the agent has not switched its input on yet, and
@@ -357,6 +369,60 @@ func (m *machine) noteScreenDrift(v detect.Verdict, rep *report, now time.Time) 
 	if m.keptSeq != rep.seq {
 		m.keptSeq = rep.seq
 		m.screenDrift = fmt.Sprintf("%s says %s; the screen has read %s (%s) for %s", rep.reason, rep.rec.State, v.State, v.Reason, driftAfter)
+	}
+	return 0
+}
+
+// busyShare is the share of one core that an agent's processes use,
+// averaged over driftAfter, when they work: a Node agent waiting at its
+// composer uses about 1 %, one that streams or runs a tool far more.
+const busyShare = 0.2
+
+// busyLook is how often a still screen that no rule knows looks at the
+// agent's CPU time again.
+const busyLook = time.Second
+
+// noteBusyDrift watches the other disagreement: an agent's processes busy
+// (busyShare of a core over driftAfter) while its screen reads idle —
+// matched by no rule, or by a composer with a reply streaming and no
+// spinner — and nothing the agent reports says otherwise. That is a
+// working screen the rules do not know; it is noted once per stretch.
+// Only an agent's own rules count: under the generic or shell rules a
+// busy program is no news. The CPU is read only while this watches: on a
+// clock (busyLook) where no rule knows the screen, and where a composer
+// matched only as the screen draws, so an idle session waiting at its
+// composer costs nothing.
+func (m *machine) noteBusyDrift(v detect.Verdict, rep *report, f facts) time.Duration {
+	ownRules := f.rules != nil && f.rules.Name != detect.Generic && !f.rules.Identify.Shell
+	if !ownRules || !m.ready || rep != nil || v.State != detect.StateIdle {
+		m.watchCPU, m.busyFrom, m.busyKept = false, time.Time{}, false
+		return 0
+	}
+	m.watchCPU = true
+	var again time.Duration
+	if v.Unmatched() && !m.busyKept {
+		again = busyLook
+	}
+	if !f.cpuRead {
+		return again
+	}
+	if m.busyFrom.IsZero() || f.cpu < m.busyCPU {
+		m.busyFrom, m.busyCPU = f.now, f.cpu
+		return again
+	}
+	span := f.now.Sub(m.busyFrom)
+	if span < driftAfter {
+		return again
+	}
+	share := float64(f.cpu-m.busyCPU) / float64(span)
+	if share < busyShare {
+		m.busyFrom, m.busyCPU = f.now, f.cpu // a new window from here
+		return again
+	}
+	if !m.busyKept {
+		m.busyKept = true
+		m.screenDrift = fmt.Sprintf("the agent's processes used %.0f%% of a core for %s; the screen has read %s (%s)",
+			100*share, span.Round(100*time.Millisecond), v.State, v.Reason)
 	}
 	return 0
 }

@@ -1,6 +1,11 @@
 package sessions
 
 import (
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -34,4 +39,26 @@ func parents() map[int]int {
 		out[int(kp.Proc.P_pid)] = int(kp.Eproc.Ppid)
 	}
 	return out
+}
+
+// sessionCPU is the CPU time the processes of terminal session sid have
+// used. macOS keeps it behind proc_pidinfo, which Go reaches only through
+// cgo, so ps reads it (user + system time); parsePsTimes, which Linux
+// tests, reads what ps prints. It runs only while a session's screen
+// disagrees with a busy agent, at most once a second.
+func sessionCPU(sid int) (time.Duration, bool) {
+	var pids []string
+	for pid := range parents() {
+		if s, err := unix.Getsid(pid); err == nil && s == sid {
+			pids = append(pids, strconv.Itoa(pid))
+		}
+	}
+	if len(pids) == 0 {
+		return 0, false
+	}
+	out, err := exec.Command("ps", "-o", "time=", "-p", strings.Join(pids, ",")).Output()
+	if err != nil && len(out) == 0 {
+		return 0, false
+	}
+	return parsePsTimes(string(out))
 }

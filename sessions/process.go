@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -201,4 +203,51 @@ func parseProcArgs(b []byte) (argv []string, ok bool) {
 		rest = rest[end+1:]
 	}
 	return argv, true
+}
+
+// parsePsTimes sums the CPU times ps prints one to a line (-o time=):
+// [DD-][HH:]MM:SS[.hh], as macOS ("0:01.25") and procps ("00:00:01",
+// "1-02:03:04") write them. It is here so that Linux tests it for the Mac.
+func parsePsTimes(out string) (time.Duration, bool) {
+	var sum time.Duration
+	n := 0
+	for _, line := range strings.Fields(out) {
+		d, ok := parsePsTime(line)
+		if !ok {
+			return 0, false
+		}
+		sum += d
+		n++
+	}
+	return sum, n > 0
+}
+
+func parsePsTime(s string) (time.Duration, bool) {
+	var days time.Duration
+	if d, rest, ok := strings.Cut(s, "-"); ok {
+		n, err := strconv.Atoi(d)
+		if err != nil {
+			return 0, false
+		}
+		days, s = time.Duration(n)*24*time.Hour, rest
+	}
+	parts := strings.Split(s, ":")
+	if len(parts) < 2 || len(parts) > 3 {
+		return 0, false
+	}
+	sec, err := strconv.ParseFloat(parts[len(parts)-1], 64)
+	if err != nil || sec < 0 || sec >= 60 {
+		return 0, false
+	}
+	total := days + time.Duration(sec*float64(time.Second))
+	unit := time.Minute
+	for i := len(parts) - 2; i >= 0; i-- {
+		n, err := strconv.Atoi(parts[i])
+		if err != nil || n < 0 {
+			return 0, false
+		}
+		total += time.Duration(n) * unit
+		unit *= 60
+	}
+	return total, true
 }

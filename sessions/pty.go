@@ -52,6 +52,7 @@ type ptyDriver struct {
 	fg        foreground
 	probedAt  time.Time
 	probeMiss int
+	cpuAt     time.Time // when the agent's CPU time was last read
 }
 
 // facts reads what a look decides on: the process table and the agent's
@@ -66,13 +67,22 @@ func (d *ptyDriver) facts() (facts, bool) {
 		d.readAgentLogLocked()
 	})
 	v, sc := d.classifyNow()
-	canon := false
+	canon, readCPU := false, false
 	s.locked(func() {
 		if !s.machine.inputRaw && s.manifest.Input.Raw && v.State == detect.StateIdle {
 			canon = canonical(d.ptmx)
 		}
+		// At most once a busyLook: a streaming screen classifies far
+		// more often, and the read walks the process table.
+		if readCPU = s.machine.watchCPU && time.Since(d.cpuAt) >= busyLook; readCPU {
+			d.cpuAt = time.Now()
+		}
 	})
-	return facts{screen: v, status: sc.Status, statusSeq: sc.StatusSeq, canonical: canon, fg: fg}, true
+	f := facts{screen: v, status: sc.Status, statusSeq: sc.StatusSeq, canonical: canon, fg: fg}
+	if readCPU {
+		f.cpu, f.cpuRead = sessionCPU(s.Pid)
+	}
+	return f, true
 }
 
 // changed asks the pump to classify once output has settled.

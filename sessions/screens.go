@@ -88,7 +88,7 @@ func (s *Session) keepScreen(why string) {
 		s.mgr.opts.Log.Warn("drift: keeping the screen failed", "session", s.ID, "err", err)
 		return
 	}
-	s.mgr.opts.Log.Warn("drift: the agent's report and its screen disagree; screen kept", "session", s.ID, "agent", rec.Agent, "why", why, "file", path)
+	s.mgr.opts.Log.Warn("drift: the screen disagrees with what the agent does; screen kept", "session", s.ID, "agent", rec.Agent, "why", why, "file", path)
 }
 
 // WriteScreenRecord writes rec into dir (made 0700, the file 0600: a

@@ -132,8 +132,9 @@ commands:
   capture SESSION [-o FILE]
             write the session's screen to a file for a bug report: what
             draws it, what the rules read, its state (secrets redacted)
-  doctor    list the screens the daemon kept where an agent's own report
-            and its screen disagreed: screens the rules do not know
+  doctor    list the screens the daemon kept where an agent's own report,
+            or its busy processes, and its screen disagreed: screens the
+            rules do not know
   classify [--agent NAME] [--cols N] [--rows N] [--screen] [--json] FILE...
             classify each captured screen (raw output, or a file agentd
             capture or doctor gave): agent, state, reason, prompt
