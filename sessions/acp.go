@@ -140,8 +140,9 @@ func (s *Session) waitACP() {
 
 // acpPrompt turns an ACP permission into the prompt editors show. Its id
 // also covers the request's key, so two pending requests that read the
-// same are still told apart.
-func acpPrompt(p acp.Permission) *detect.Prompt {
+// same are still told apart, and the session's salt (machine.salt), so
+// two sessions' are too.
+func acpPrompt(p acp.Permission, salt string) *detect.Prompt {
 	pr := &detect.Prompt{Kind: "permission", Question: p.Title, Options: []detect.Option{}, Subject: acpSubject(p)}
 	for _, o := range p.Options {
 		kind := ""
@@ -157,7 +158,11 @@ func acpPrompt(p acp.Permission) *detect.Prompt {
 		pr.Question = pr.Subject.Text // better than no question at all
 	}
 	pr.Seal()
-	h := sha256.Sum256([]byte(pr.Content + "\x00" + p.Key))
+	key := pr.Content + "\x00" + p.Key
+	if salt != "" {
+		key = salt + "\x00" + key
+	}
+	h := sha256.Sum256([]byte(key))
 	pr.ID = hex.EncodeToString(h[:8])
 	return pr
 }
@@ -202,7 +207,7 @@ func (d *acpDriver) facts() (facts, bool) {
 		s.faultPoint("acp")
 		f = acpFacts{turn: d.turn, ended: d.ended, outcome: d.outcome, authNeeded: d.authNeeded}
 		if len(pending) > 0 {
-			f.pending = acpPrompt(pending[0])
+			f.pending = acpPrompt(pending[0], s.machine.salt)
 			d.keys[f.pending.ID] = pending[0].Key
 		}
 	})

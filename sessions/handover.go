@@ -75,6 +75,7 @@ type SessionSnapshot struct {
 	// Appearances and Shown carry the prompt appearance on screen, so its
 	// promptId outlives the handover.
 	Appearances uint64      `json:"appearances,omitempty"`
+	PromptSalt  string      `json:"promptSalt,omitempty"`
 	Current     uint64      `json:"current,omitempty"` // the appearance on screen
 	Shown       string      `json:"shown,omitempty"`
 	Exited      *ExitStatus `json:"exited,omitempty"`
@@ -171,7 +172,7 @@ func (s *Session) snapshotFrozen() SessionSnapshot {
 		State: s.machine.state, LastPublished: s.lastPublished, Revision: s.machine.revision,
 		Seen: s.machine.seen, Task: s.machine.task, InputRaw: s.machine.inputRaw, Ready: s.machine.ready,
 		Answered: s.machine.answered, TypedAt: s.machine.typedAt, PromptID: s.machine.promptID,
-		Appearances: s.machine.appearances, Current: s.machine.current, Shown: s.machine.shown,
+		Appearances: s.machine.appearances, Current: s.machine.current, Shown: s.machine.shown, PromptSalt: s.machine.salt,
 		Exited: s.exited, ExitedAt: s.exitedAt, Broken: s.broken,
 	}
 	if s.exited == nil && s.pty.rd.open {
@@ -253,7 +254,7 @@ func (m *Manager) adopt(ss SessionSnapshot) error {
 			state: ss.State, revision: ss.Revision, ended: ss.Exited != nil,
 			seen: ss.Seen, task: ss.Task, inputRaw: ss.InputRaw, ready: ss.Ready,
 			answered: ss.Answered, typedAt: ss.TypedAt, promptID: ss.PromptID,
-			appearances: ss.Appearances, current: ss.Current, shown: ss.Shown,
+			appearances: ss.Appearances, current: ss.Current, shown: ss.Shown, salt: ss.PromptSalt,
 		},
 		lastPublished: ss.LastPublished,
 		exited:        ss.Exited, exitedAt: ss.ExitedAt, broken: ss.Broken,

@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -43,6 +44,12 @@ type machine struct {
 	appearances uint64
 	shown       string
 	current     uint64 // the number of the appearance on screen
+	// salt is the session's own, random: two sessions that show the same
+	// prompt (the same agent asking the same thing, here or on another
+	// machine) give it different promptIds, so an answer bound to one can
+	// never be taken by the other. Empty (the IDs of older agentd) where
+	// a session came from a daemon that had none.
+	salt string
 	// stretch maps the prompts shown since the state turned blocked, with
 	// no key typed since, to their appearance: a prompt drawn again after a
 	// frame of something else (a resize reflowing the old screen, a redraw
@@ -232,7 +239,7 @@ func (m *machine) appearance(name string, p *detect.Prompt) *detect.Prompt {
 		m.shownTool = m.toolSubject.Text
 	}
 	q := *p
-	q.ID = appearanceID(p.Content, m.current)
+	q.ID = appearanceID(m.salt, p.Content, m.current)
 	if n := len(m.recent); n == 0 || m.recent[n-1].ID != q.ID {
 		m.recent = append(m.recent[max(0, n+1-recentPrompts):], &q)
 	}
@@ -301,10 +308,22 @@ func (m *machine) takeDrift() string {
 }
 
 // appearanceID is the promptId of the n-th appearance of a prompt whose
-// Content is content.
-func appearanceID(content string, n uint64) string {
-	h := sha256.Sum256(fmt.Appendf(nil, "%s#%d", content, n))
+// Content is content, in a session salted salt.
+func appearanceID(salt, content string, n uint64) string {
+	var h [32]byte
+	if salt == "" {
+		h = sha256.Sum256(fmt.Appendf(nil, "%s#%d", content, n))
+	} else {
+		h = sha256.Sum256(fmt.Appendf(nil, "%s\x00%s#%d", salt, content, n))
+	}
 	return hex.EncodeToString(h[:8])
+}
+
+// newSalt is a session's promptId salt.
+func newSalt() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // stepScreen decides a terminal session's state on its screen.

@@ -58,7 +58,7 @@ var (
 	doneV    = detect.Verdict{Agent: "x", State: detect.StateDone, Outcome: "completed", Reason: "x.turn_done"}
 	promptP1 = &detect.Prompt{ID: "p1", Content: "p1", Options: []detect.Option{{ID: "1", Label: "Yes", Keys: "1"}}}
 	// shownP1 is promptP1's promptId in a session: its first appearance.
-	shownP1  = appearanceID("p1", 1)
+	shownP1  = appearanceID("", "p1", 1)
 	blockedV = detect.Verdict{Agent: "x", State: detect.StateBlocked, Reason: "x.menu", Prompt: promptP1}
 )
 
@@ -507,5 +507,31 @@ func TestMachineNewToolCallIsANewPrompt(t *testing.T) {
 	second := s.want(onScreen, Blocked).Prompt
 	if second.ID == first.ID || second.Subject.Text != "make deploy" {
 		t.Fatalf("a new call under a screen that reads the same kept id %s (%+v)", first.ID, second.Subject)
+	}
+}
+
+// The same prompt in two sessions has two promptIds (each session's salt),
+// so an answer bound to one is never taken by the other; a session made
+// again from its snapshot (a handover) keeps its own.
+func TestPromptIDsAreTheSessionsOwn(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	show := func(salt string) string {
+		m := newMachine(State{Agent: "x", Name: Idle, Source: SourceScreen, Since: t0})
+		m.salt = salt
+		st, _, _ := m.step(facts{rules: knowsIdleRules, agent: "x", screen: blockedV, now: t0})
+		if st.Prompt == nil {
+			t.Fatalf("no prompt: %+v", st)
+		}
+		return st.Prompt.ID
+	}
+	a, b := newSalt(), newSalt()
+	if a == b || show(a) == show(b) {
+		t.Fatalf("salts %s and %s give promptIds %s and %s; want two of each", a, b, show(a), show(b))
+	}
+	if show(a) != show(a) {
+		t.Fatal("one salt, one prompt: two promptIds")
+	}
+	if show("") != shownP1 {
+		t.Fatal("no salt (a session from an older daemon): not the older promptId")
 	}
 }

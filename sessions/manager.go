@@ -205,6 +205,7 @@ func (m *Manager) Spawn(spec SpawnSpec) (*Session, error) {
 		Origin: spec.Origin, mgr: m, manifest: manifest, base: manifest,
 		machine: newMachine(startingState(manifest.Name, time.Now())),
 	}
+	s.machine.salt = newSalt()
 	if !spec.ACP {
 		s.pty = &ptyDriver{s: s, isShell: manifest.Identify.Shell}
 		s.drv = s.pty
