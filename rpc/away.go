@@ -48,11 +48,12 @@ type NotifyEntry struct {
 // notifyStates are the states an entry may name.
 var notifyStates = []string{sessions.Blocked, sessions.Done, sessions.Error, sessions.Exited, sessions.Working, sessions.Idle}
 
-// FileConfig is config.toml: the [[notify]] entries and the [desktop]
-// table.
+// FileConfig is config.toml: the [[notify]] entries, the [desktop]
+// table and the [[hosts]] entries.
 type FileConfig struct {
 	Notify  []NotifyEntry `toml:"notify"`
 	Desktop DesktopConfig `toml:"desktop"`
+	Hosts   []HostEntry   `toml:"hosts"`
 }
 
 // LoadNotifyConfig reads the [[notify]] entries of the config file at path.
@@ -86,6 +87,9 @@ func LoadConfig(path string) (FileConfig, error) {
 		return FileConfig{}, fmt.Errorf("%s: unknown key %q", path, und[0].String())
 	}
 	if err := cfg.Desktop.check(path); err != nil {
+		return FileConfig{}, err
+	}
+	if err := checkHosts(path, cfg.Hosts); err != nil {
 		return FileConfig{}, err
 	}
 	for i := range cfg.Notify {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"time"
 
@@ -38,20 +39,7 @@ func Dial(ctx context.Context, path string, hello HelloParams, onNote func(Notif
 // NewClient is Dial on a connection already made.
 func NewClient(ctx context.Context, nc net.Conn, hello HelloParams, onNote func(Notification)) (*Client, error) {
 	path := nc.RemoteAddr().String()
-	h := jsonrpc2.HandlerWithError(func(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) (any, error) {
-		if !req.Notif {
-			return nil, &jsonrpc2.Error{Code: CodeMethodNotFound, Message: "the agentd CLI serves no methods"}
-		}
-		if onNote != nil {
-			n := Notification{Method: req.Method}
-			if req.Params != nil {
-				n.Params = append(json.RawMessage(nil), *req.Params...)
-			}
-			onNote(n)
-		}
-		return nil, nil
-	})
-	c := &Client{conn: jsonrpc2.NewConn(context.Background(), newStream(nc, nc, nc), h)}
+	c := &Client{conn: jsonrpc2.NewConn(context.Background(), newStream(nc, nc, nc), clientHandler(onNote))}
 	if hello.ProtocolVersion == 0 {
 		hello.ProtocolVersion = ProtocolVersion
 	}
@@ -67,6 +55,32 @@ func NewClient(ctx context.Context, nc net.Conn, hello HelloParams, onNote func(
 		return nil, IncompatibleError(c.Hello.Daemon, hello.Version)
 	}
 	return c, nil
+}
+
+// NewForwardedClient is a client over a stream to `agentd --stdio`, the
+// forwarder, which says the hello to its daemon itself: another machine's
+// agentd, over ssh (rpc/hosts). Hello stays empty; initialize's result
+// says which daemon answers.
+func NewForwardedClient(rwc io.ReadWriteCloser, onNote func(Notification)) *Client {
+	return &Client{conn: jsonrpc2.NewConn(context.Background(), newStream(rwc, rwc, rwc), clientHandler(onNote))}
+}
+
+// clientHandler passes the daemon's notifications to onNote and refuses
+// its requests: a client serves no methods.
+func clientHandler(onNote func(Notification)) jsonrpc2.Handler {
+	return jsonrpc2.HandlerWithError(func(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) (any, error) {
+		if !req.Notif {
+			return nil, &jsonrpc2.Error{Code: CodeMethodNotFound, Message: "the agentd CLI serves no methods"}
+		}
+		if onNote != nil {
+			n := Notification{Method: req.Method}
+			if req.Params != nil {
+				n.Params = append(json.RawMessage(nil), *req.Params...)
+			}
+			onNote(n)
+		}
+		return nil, nil
+	})
 }
 
 // IncompatibleError says that the running daemon speaks another protocol

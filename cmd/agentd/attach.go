@@ -31,6 +31,7 @@ var detachKeys = map[string]byte{`ctrl-\`: 0x1c, "ctrl-]": 0x1d, "ctrl-^": 0x1e,
 
 func cmdAttach(args []string, stdout, stderr io.Writer) int {
 	fs, socket := newFlags("attach", stderr)
+	host := hostFlag(fs)
 	key := fs.String("detach-key", `ctrl-\`, "the key that detaches, leaving the agent running: ctrl-\\, ctrl-], ctrl-^, ctrl-_, ctrl-g or ctrl-q")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -45,12 +46,12 @@ func cmdAttach(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentd attach: unknown detach key %q\n", *key)
 		return exitUsage
 	}
-	k, err := dialCLI(*socket, false, stderr)
+	k, ref, err := dialRef(*socket, *host, pos[0], false, stderr)
 	if err != nil {
 		return fail(stderr, "attach", err)
 	}
 	defer k.close()
-	s, err := k.find(pos[0])
+	s, err := k.find(ref)
 	if err != nil {
 		return fail(stderr, "attach", err)
 	}
@@ -59,6 +60,8 @@ func cmdAttach(args []string, stdout, stderr io.Writer) int {
 
 func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs, socket := newFlags("run", stderr)
+	host := hostFlag(fs)
+	dir := fs.String("cwd", "", "the folder the agent runs in (default: this one; on another host, the login folder there)")
 	name := fs.String("name", "", "the session's name (default: the agent's)")
 	agent := fs.String("agent", "", "the agent's manifest (default: identified from ARGV)")
 	key := fs.String("detach-key", `ctrl-\`, "the key that detaches, leaving the agent running")
@@ -75,12 +78,17 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentd run: unknown detach key %q\n", *key)
 		return exitUsage
 	}
-	k, err := dialCLI(*socket, true, stderr)
+	k, err := dialHost(*socket, *host, true, stderr)
 	if err != nil {
 		return fail(stderr, "run", err)
 	}
 	defer k.close()
-	cwd, _ := os.Getwd()
+	cwd := *dir
+	if cwd == "" && k.host == "" {
+		// This folder means nothing on another machine: there the
+		// daemon takes the folder ssh logged in to.
+		cwd, _ = os.Getwd()
+	}
 	spawn := rpc.SpawnParams{Argv: pos, Cwd: cwd, Name: *name, Agent: *agent}
 	tty := term.IsTerminal(int(os.Stdin.Fd()))
 	if tty {
@@ -215,6 +223,12 @@ func (k *cli) attach(s rpc.Session, detach byte, keyName string, stdout, stderr 
 		case <-k.c.Done():
 			// A handover closes every connection; the same daemon answers
 			// again as new code, and the view is drawn again from its screen.
+			// (Over ssh the link itself may have dropped: say so.)
+			if k.host != "" {
+				restore()
+				fmt.Fprintf(stderr, "[agentd: the connection to host %s ended; the session runs on there: agentd attach %s:%s]\n", k.host, k.host, s.SessionID)
+				return exitUsage
+			}
 			if err := k.reconnect(); err == nil {
 				fmt.Fprint(stdout, "\x1b[0m\x1b[H\x1b[2J")
 				resize()

@@ -19,6 +19,7 @@ import (
 // what the rules read, the session's state, agentd's version.
 func cmdCapture(args []string, stdout, stderr io.Writer) int {
 	fs, socket := newFlags("capture", stderr)
+	host := hostFlag(fs)
 	out := fs.String("o", "", "the file to write (default: agentd-screen-SESSION.json in this folder)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -28,12 +29,12 @@ func cmdCapture(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: agentd capture SESSION [-o FILE]")
 		return exitUsage
 	}
-	k, err := dialCLI(*socket, false, stderr)
+	k, ref, err := dialRef(*socket, *host, pos[0], false, stderr)
 	if err != nil {
 		return fail(stderr, "capture", err)
 	}
 	defer k.close()
-	s, err := k.find(pos[0])
+	s, err := k.find(ref)
 	if err != nil {
 		return fail(stderr, "capture", err)
 	}

@@ -41,6 +41,7 @@ type cli struct {
 	c      *rpc.Client
 	socket string
 	hello  rpc.HelloParams
+	host   string // the [[hosts]] entry reached over ssh; "" for this machine
 
 	mu      sync.Mutex
 	notes   []rpc.Notification
@@ -250,10 +251,15 @@ func fail(stderr io.Writer, cmd string, err error) int {
 func cmdLs(args []string, stdout, stderr io.Writer) int {
 	fs, socket := newFlags("ls", stderr)
 	asJSON := fs.Bool("json", false, "print session/list's result as JSON")
+	all := fs.Bool("all", false, "every host of config.toml's [[hosts]], with a HOST column")
+	host := hostFlag(fs)
 	if _, err := parseArgs(fs, args); err != nil {
 		return exitUsage
 	}
-	k, err := dialCLI(*socket, false, stderr)
+	if *all {
+		return lsAll(*socket, *asJSON, stdout, stderr)
+	}
+	k, err := dialHost(*socket, *host, false, stderr)
 	if errors.Is(err, errNoDaemon) {
 		// Nothing runs: that is an empty list, not a failure.
 		if *asJSON {
@@ -391,6 +397,7 @@ var waitStates = map[string]bool{"blocked": true, "idle": true, "done": true, "w
 
 func cmdWait(args []string, stdout, stderr io.Writer) int {
 	fs, socket := newFlags("wait", stderr)
+	host := hostFlag(fs)
 	until := fs.String("until", "", "blocked, idle, done, working, error, exited, or changed (any new state or prompt)")
 	timeout := fs.Duration("timeout", 0, "give up after this long (exit 1); 0 waits for ever")
 	asJSON := fs.Bool("json", false, "print the state reached as JSON")
@@ -402,12 +409,12 @@ func cmdWait(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: agentd wait SESSION --until blocked|idle|done|working|error|exited|changed [--timeout D] [--json]")
 		return exitUsage
 	}
-	k, err := dialCLI(*socket, false, stderr)
+	k, ref, err := dialRef(*socket, *host, pos[0], false, stderr)
 	if err != nil {
 		return fail(stderr, "wait", err)
 	}
 	defer k.close()
-	s, err := k.find(pos[0])
+	s, err := k.find(ref)
 	if err != nil {
 		return fail(stderr, "wait", err)
 	}
@@ -484,6 +491,7 @@ func sameState(a, b waitEvent) bool {
 
 func cmdAnswer(args []string, stdout, stderr io.Writer) int {
 	fs, socket := newFlags("answer", stderr)
+	host := hostFlag(fs)
 	text := fs.String("text", "", "answer with this text, where the prompt takes free text")
 	promptID := fs.String("prompt", "", "answer only if this prompt (its promptId, from ls --json or wait --json) is the one on screen")
 	pos, err := parseArgs(fs, args)
@@ -494,12 +502,12 @@ func cmdAnswer(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: agentd answer SESSION OPTION | agentd answer SESSION --text TEXT   [--prompt ID]")
 		return exitUsage
 	}
-	k, err := dialCLI(*socket, false, stderr)
+	k, ref, err := dialRef(*socket, *host, pos[0], false, stderr)
 	if err != nil {
 		return fail(stderr, "answer", err)
 	}
 	defer k.close()
-	s, err := k.find(pos[0])
+	s, err := k.find(ref)
 	if err != nil {
 		return fail(stderr, "answer", err)
 	}
@@ -562,6 +570,7 @@ func pickOption(p *detect.Prompt, want string) (detect.Option, bool) {
 
 func cmdSend(args []string, stdout, stderr io.Writer) int {
 	fs, socket := newFlags("send", stderr)
+	host := hostFlag(fs)
 	noSubmit := fs.Bool("no-submit", false, "type the text without pressing Enter")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -571,12 +580,12 @@ func cmdSend(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: agentd send SESSION TEXT... [--no-submit]")
 		return exitUsage
 	}
-	k, err := dialCLI(*socket, false, stderr)
+	k, ref, err := dialRef(*socket, *host, pos[0], false, stderr)
 	if err != nil {
 		return fail(stderr, "send", err)
 	}
 	defer k.close()
-	s, err := k.find(pos[0])
+	s, err := k.find(ref)
 	if err != nil {
 		return fail(stderr, "send", err)
 	}
@@ -598,6 +607,7 @@ func cmdSend(args []string, stdout, stderr io.Writer) int {
 
 func cmdKill(args []string, stdout, stderr io.Writer) int {
 	fs, socket := newFlags("kill", stderr)
+	host := hostFlag(fs)
 	sig := fs.String("signal", "", "the signal (default SIGHUP, then SIGKILL after 2 s)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -607,12 +617,12 @@ func cmdKill(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: agentd kill SESSION [--signal SIG]")
 		return exitUsage
 	}
-	k, err := dialCLI(*socket, false, stderr)
+	k, ref, err := dialRef(*socket, *host, pos[0], false, stderr)
 	if err != nil {
 		return fail(stderr, "kill", err)
 	}
 	defer k.close()
-	s, err := k.find(pos[0])
+	s, err := k.find(ref)
 	if err != nil {
 		return fail(stderr, "kill", err)
 	}

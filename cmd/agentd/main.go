@@ -67,6 +67,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdCapture(args[1:], stdout, stderr)
 	case "doctor":
 		return cmdDoctor(args[1:], stdout, stderr)
+	case "hosts":
+		return cmdHosts(args[1:], stdout, stderr)
 	case "classify":
 		return cmdClassify(args[1:], stdout, stderr, false)
 	case "explain":
@@ -102,8 +104,12 @@ commands:
             agents run on with the same pids under the new code. To put a
             new build in place, mv it over the old (or make build): a
             running binary cannot be written over ("text file busy")
-  ls [--json]
-            list the sessions, with their states and prompts
+  ls [--json] [--all | -H HOST]
+            list the sessions, with their states and prompts; --all: of
+            every host in config.toml's [[hosts]], with a HOST column
+  hosts [--json]
+            each configured host: reachable or not, its daemon's version,
+            its sessions and how many wait on a person (docs/hosts.md)
   wait SESSION --until blocked|idle|done|working|error|exited|changed [--timeout D] [--json]
             wait for a state: exit 0 reached, 1 timed out, 3 ended first, 2 error
   answer SESSION OPTION | --text TEXT [--prompt ID]
@@ -115,15 +121,18 @@ commands:
             end a session (SIGHUP, then SIGKILL after 2 s)
   attach SESSION [--detach-key ctrl-\]
             the agent's screen in this terminal; the detach key leaves it running
-  run [--name N] [--agent A] -- ARGV...
+  run [--name N] [--agent A] [--cwd DIR] [-H HOST] -- ARGV...
             start ARGV as a session in the daemon and attach to it
   web [--listen 127.0.0.1:7433] [--qr] [--rotate] [--allow-input] [--host NAME]
       [--tls-cert FILE --tls-key FILE] [--trusted-network]
             serve a page to watch and answer the sessions from a phone or a
             browser (docs/web.md): prints a one-time sign-in link, fresh
             at each start (the access token stays in its file)
-  SESSION is a session id or a unique name; the daemon's socket is
-  $AGENTD_SOCKET, else $XDG_RUNTIME_DIR/agentd/agentd.sock (--socket PATH).
+  SESSION is a session id or a unique name, or HOST:SESSION for one on a
+  host of config.toml's [[hosts]] (as -H HOST does, on wait, answer, send,
+  kill, attach, run and capture: reached with your own ssh); the daemon's
+  socket is $AGENTD_SOCKET, else $XDG_RUNTIME_DIR/agentd/agentd.sock
+  (--socket PATH).
   demo      see agentd at work: host the bundled demo agent, follow its
             states, answer its permission prompt with runtime_answer
   demo-agent

@@ -1,0 +1,277 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/adrg/xdg"
+
+	"github.com/agentd/agentd/rpc"
+	"github.com/agentd/agentd/rpc/hosts"
+)
+
+// Many machines, one view: config.toml's [[hosts]] names other machines,
+// reached over the person's ssh (rpc/hosts). `agentd ls --all` lists every
+// host's sessions; -H NAME, or a session named HOST:SESSION, points the
+// other commands at one. docs/hosts.md.
+
+// dialTimeout bounds reaching one host: ssh's own ConnectTimeout is 10 s,
+// and the login and the daemon's answer come on top.
+const dialTimeout = 30 * time.Second
+
+// hostFlag adds -H to a command.
+func hostFlag(fs *flag.FlagSet) *string {
+	return fs.String("H", "", "the host (a [[hosts]] name in config.toml) whose agentd to use; default this machine")
+}
+
+// configuredHosts is config.toml's [[hosts]], with this machine among them
+// (as "local" where no entry says local = true).
+func configuredHosts() ([]rpc.HostEntry, error) {
+	cfg, err := rpc.LoadConfig(rpc.NotifyConfigPath(xdg.ConfigHome))
+	if err != nil {
+		return nil, err
+	}
+	list := cfg.Hosts
+	if !slices.ContainsFunc(list, func(h rpc.HostEntry) bool { return h.Local }) {
+		list = append([]rpc.HostEntry{{Name: rpc.LocalHost, Local: true}}, list...)
+	}
+	return list, nil
+}
+
+// lookupHost finds the entry named name.
+func lookupHost(list []rpc.HostEntry, name string) (rpc.HostEntry, error) {
+	var names []string
+	for _, h := range list {
+		if h.Name == name {
+			return h, nil
+		}
+		names = append(names, h.Name)
+	}
+	return rpc.HostEntry{}, fmt.Errorf("no host %q in %s (hosts: %s)", name, rpc.NotifyConfigPath(xdg.ConfigHome), strings.Join(names, ", "))
+}
+
+// dialHost connects to host's daemon: this machine's where host is empty
+// or the local entry, another's over ssh.
+func dialHost(socket, host string, start bool, stderr io.Writer) (*cli, error) {
+	if host == "" {
+		return dialCLI(socket, start, stderr)
+	}
+	list, err := configuredHosts()
+	if err != nil {
+		return nil, err
+	}
+	h, err := lookupHost(list, host)
+	if err != nil {
+		return nil, err
+	}
+	if h.Local {
+		return dialCLI(socket, start, stderr)
+	}
+	return dialRemote(h, start)
+}
+
+// dialRemote reaches h over ssh as a CLI client.
+func dialRemote(h rpc.HostEntry, start bool) (*cli, error) {
+	k := &cli{host: h.Name, arrived: make(chan struct{}, 1)}
+	ctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
+	defer cancel()
+	r, err := hosts.Dial(ctx, h, start, rpc.ClientInfo{Name: "agentd-cli", Version: version}, k.note)
+	if errors.Is(err, hosts.ErrNoDaemon) {
+		return nil, fmt.Errorf("%w on host %s", errNoDaemon, h.Name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("host %s: %w", h.Name, err)
+	}
+	k.c = r.Client
+	// The forwarder there said the hello; initialize says the same of
+	// the daemon.
+	k.c.Hello.Daemon, k.c.Hello.Warnings = r.Init.Daemon, r.Init.Warnings
+	return k, nil
+}
+
+// dialRef connects for a command about one session: ref is SESSION, or
+// HOST:SESSION where HOST names a host; -H says the same. It returns the
+// session part of ref.
+func dialRef(socket, host, ref string, start bool, stderr io.Writer) (*cli, string, error) {
+	if h, rest, ok := strings.Cut(ref, ":"); ok && h != "" && rest != "" {
+		if list, err := configuredHosts(); err == nil {
+			if _, err := lookupHost(list, h); err == nil {
+				if host != "" && host != h {
+					return nil, "", fmt.Errorf("%q names host %s, and -H says %s", ref, h, host)
+				}
+				host, ref = h, rest
+			}
+		}
+	}
+	k, err := dialHost(socket, host, start, stderr)
+	return k, ref, err
+}
+
+// hostReport is one host as `ls --all` and `agentd hosts` show it.
+type hostReport struct {
+	Name        string        `json:"name"`
+	Destination string        `json:"destination,omitempty"`
+	State       string        `json:"state"` // up, no daemon, unreachable
+	Error       string        `json:"error,omitempty"`
+	Version     string        `json:"version,omitempty"`
+	Sessions    []rpc.Session `json:"sessions"`
+	Millis      int64         `json:"ms"`
+}
+
+// Host states.
+const (
+	hostUp          = "up"
+	hostNoDaemon    = "no daemon"
+	hostUnreachable = "unreachable"
+)
+
+// reportHosts asks every host for its sessions at once: a host that does
+// not answer is reported so, and holds up no other.
+func reportHosts(socket string, list []rpc.HostEntry) []hostReport {
+	out := make([]hostReport, len(list))
+	var wg sync.WaitGroup
+	for i, h := range list {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = reportHost(socket, h)
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func reportHost(socket string, h rpc.HostEntry) (rep hostReport) {
+	rep = hostReport{Name: h.Name, Destination: h.SSH, Sessions: []rpc.Session{}}
+	if h.Local {
+		rep.Destination = "this machine"
+	}
+	start := time.Now()
+	defer func() { rep.Millis = time.Since(start).Milliseconds() }()
+	var k *cli
+	var err error
+	if h.Local {
+		k, err = dialCLI(socket, false, io.Discard)
+	} else {
+		k, err = dialRemote(h, false)
+		if err != nil {
+			err = errors.Unwrap(err) // the table names the host
+		}
+	}
+	switch {
+	case errors.Is(err, errNoDaemon):
+		rep.State = hostNoDaemon
+		return rep
+	case err != nil:
+		rep.State, rep.Error = hostUnreachable, err.Error()
+		return rep
+	}
+	defer k.close()
+	rep.Version = k.c.Hello.Daemon.Version
+	list, err := k.list()
+	if err != nil {
+		rep.State, rep.Error = hostUnreachable, err.Error()
+		return rep
+	}
+	rep.State, rep.Sessions = hostUp, list
+	return rep
+}
+
+// lsAll is `agentd ls --all`: every host's sessions, with a HOST column.
+func lsAll(socket string, asJSON bool, stdout, stderr io.Writer) int {
+	list, err := configuredHosts()
+	if err != nil {
+		return fail(stderr, "ls", err)
+	}
+	reports := reportHosts(socket, list)
+	if asJSON {
+		b, _ := json.Marshal(map[string]any{"hosts": reports})
+		fmt.Fprintln(stdout, string(b))
+		return exitOK
+	}
+	var table strings.Builder
+	tw := tabwriter.NewWriter(&table, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "HOST\tID\tNAME\tAGENT\tSTATE\tSINCE\tCWD")
+	type row struct{ prompt string }
+	var rows []row
+	for _, r := range reports {
+		if r.State != hostUp {
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t%s\t-\t%s\n", r.Name, r.State, oneLine(r.Error))
+			rows = append(rows, row{})
+			continue
+		}
+		for _, s := range r.Sessions {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, s.SessionID, s.Name, s.Agent, stateWords(s.State, s.Outcome, s.Exit), ago(s.Since), s.Cwd)
+			var p string
+			if s.State == "blocked" && s.Prompt != nil {
+				p = promptLine(s.Prompt)
+			}
+			rows = append(rows, row{p})
+		}
+	}
+	_ = tw.Flush()
+	lines := strings.Split(strings.TrimSuffix(table.String(), "\n"), "\n")
+	fmt.Fprintln(stdout, lines[0])
+	for i, r := range rows {
+		fmt.Fprintln(stdout, strings.TrimRight(lines[i+1], " "))
+		if r.prompt != "" {
+			fmt.Fprintf(stdout, "    ↳ %s\n", r.prompt)
+		}
+	}
+	return exitOK
+}
+
+// cmdHosts is `agentd hosts`: each configured host, whether it answers,
+// its daemon's version and its sessions.
+func cmdHosts(args []string, stdout, stderr io.Writer) int {
+	fs, socket := newFlags("hosts", stderr)
+	asJSON := fs.Bool("json", false, "print the hosts as JSON")
+	if _, err := parseArgs(fs, args); err != nil {
+		return exitUsage
+	}
+	list, err := configuredHosts()
+	if err != nil {
+		return fail(stderr, "hosts", err)
+	}
+	reports := reportHosts(*socket, list)
+	if *asJSON {
+		b, _ := json.Marshal(map[string]any{"hosts": reports})
+		fmt.Fprintln(stdout, string(b))
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "HOST\tDESTINATION\tSTATE\tVERSION\tSESSIONS\tBLOCKED\tTIME")
+	for _, r := range reports {
+		blocked := 0
+		for _, s := range r.Sessions {
+			if s.State == "blocked" {
+				blocked++
+			}
+		}
+		state := r.State
+		if r.Error != "" {
+			state += ": " + oneLine(r.Error)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d ms\n", r.Name, r.Destination, state, dash(r.Version), len(r.Sessions), blocked, r.Millis)
+	}
+	_ = tw.Flush()
+	return exitOK
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

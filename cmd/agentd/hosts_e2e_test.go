@@ -1,0 +1,362 @@
+//go:build unix
+
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// sshHost is another machine as agentd reaches it: a real OpenSSH server
+// on loopback, with its own world (HOME, socket, state and config folders)
+// set for every login by SetEnv, so that each runs a daemon of its own.
+// The test's key and the server's host key are made here; the client
+// checks the host key against a known_hosts file, as a person's would.
+type sshHost struct {
+	t       *testing.T
+	name    string
+	dir     string
+	port    int
+	socket  string
+	config  string
+	cmd     *exec.Cmd
+	entries string // its [[hosts]] entry for config.toml
+}
+
+// sshKeys is the user key every test host takes.
+type sshKeys struct{ dir, key string }
+
+func newSSHKeys(t *testing.T) sshKeys {
+	t.Helper()
+	if _, err := os.Stat("/usr/sbin/sshd"); err != nil {
+		if os.Getenv("AGENTD_REQUIRE_AGENTS") != "" {
+			t.Fatal("the OpenSSH server is not installed (.ci/run installs openssh-server)")
+		}
+		t.Skip("the OpenSSH server (/usr/sbin/sshd) is not installed")
+	}
+	dir := t.TempDir()
+	k := sshKeys{dir: dir, key: filepath.Join(dir, "id")}
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", k.key).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v: %s", err, out)
+	}
+	if os.Geteuid() == 0 {
+		_ = os.MkdirAll("/run/sshd", 0o755) // sshd's privilege separation folder
+	}
+	return k
+}
+
+func startSSHHost(t *testing.T, keys sshKeys, name string) *sshHost {
+	t.Helper()
+	dir := t.TempDir()
+	h := &sshHost{t: t, name: name, dir: dir}
+	for _, sub := range []string{"home", "run", "state", "config"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.socket = filepath.Join(dir, "run", "agentd.sock")
+	hostKey := filepath.Join(dir, "host_key")
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", hostKey).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v: %s", err, out)
+	}
+	pub, err := os.ReadFile(keys.key + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	authorized := filepath.Join(dir, "authorized_keys")
+	if err := os.WriteFile(authorized, pub, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.port = l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	// HOME of its own too: the login shell reads no rc file of the
+	// person running the tests.
+	h.config = filepath.Join(dir, "sshd_config")
+	conf := fmt.Sprintf(`Port %d
+ListenAddress 127.0.0.1
+HostKey %s
+AuthorizedKeysFile %s
+PidFile %s
+StrictModes no
+UsePAM no
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin prohibit-password
+SetEnv HOME=%s AGENTD_SOCKET=%s XDG_STATE_HOME=%s XDG_CONFIG_HOME=%s DBUS_SESSION_BUS_ADDRESS=disabled:
+LogLevel ERROR
+`, h.port, hostKey, authorized, filepath.Join(dir, "sshd.pid"),
+		filepath.Join(dir, "home"), h.socket, filepath.Join(dir, "state"), filepath.Join(dir, "config"))
+	if err := os.WriteFile(h.config, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hostPub, err := os.ReadFile(hostKey + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(hostPub))
+	known := filepath.Join(dir, "known_hosts")
+	if err := os.WriteFile(known, fmt.Appendf(nil, "[127.0.0.1]:%d %s %s\n", h.port, f[0], f[1]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.entries = fmt.Sprintf(`[[hosts]]
+name = %q
+ssh = "127.0.0.1"
+ssh_options = ["-F", "/dev/null", "-p", "%d", "-i", %q, "-o", "IdentitiesOnly=yes", "-o", "UserKnownHostsFile=%s", "-o", "StrictHostKeyChecking=yes"]
+agentd = %q
+`, name, h.port, keys.key, known, agentdBinary(t))
+	h.up()
+	t.Cleanup(func() {
+		h.down()
+		h.stopDaemon()
+	})
+	return h
+}
+
+// up starts the host's ssh server and waits until it takes connections.
+func (h *sshHost) up() {
+	h.t.Helper()
+	h.cmd = exec.Command("/usr/sbin/sshd", "-D", "-e", "-f", h.config)
+	h.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	log, err := os.OpenFile(filepath.Join(h.dir, "sshd.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer log.Close()
+	h.cmd.Stdout, h.cmd.Stderr = log, log
+	if err := h.cmd.Start(); err != nil {
+		h.t.Fatalf("sshd: %v", err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", h.port))
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(filepath.Join(h.dir, "sshd.log"))
+			h.t.Fatalf("host %s: sshd takes no connection on port %d after 30 s (%v); its log:\n%s", h.name, h.port, err, b)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// down takes the host off the network: its ssh server and every
+// connection it serves end. Its daemon and sessions run on.
+func (h *sshHost) down() {
+	if h.cmd == nil {
+		return
+	}
+	_ = syscall.Kill(-h.cmd.Process.Pid, syscall.SIGKILL)
+	_ = h.cmd.Wait()
+	h.cmd = nil
+}
+
+// stopDaemon ends the host's daemon and its sessions.
+func (h *sshHost) stopDaemon() {
+	cmd := exec.Command(agentdBinary(h.t), "stop", "--force")
+	cmd.Env = append(withoutAgentdEnv(os.Environ()), "AGENTD_SOCKET="+h.socket)
+	_ = cmd.Run()
+}
+
+// hostsReport is `agentd ls --all --json` and `agentd hosts --json`.
+type hostsReport struct {
+	Hosts []struct {
+		Name     string `json:"name"`
+		State    string `json:"state"`
+		Error    string `json:"error"`
+		Version  string `json:"version"`
+		Sessions []struct {
+			SessionID string `json:"sessionId"`
+			Name      string `json:"name"`
+			State     string `json:"state"`
+			Prompt    *struct {
+				PromptID string `json:"promptId"`
+				Subject  *struct {
+					Text string `json:"text"`
+				} `json:"subject"`
+			} `json:"prompt"`
+		} `json:"sessions"`
+	} `json:"hosts"`
+}
+
+func (d *daemonEnv) hostsReport(args ...string) hostsReport {
+	d.t.Helper()
+	out, errOut, code := d.cli(args...)
+	var r hostsReport
+	if code != 0 || json.Unmarshal([]byte(out), &r) != nil {
+		d.t.Fatalf("agentd %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errOut)
+	}
+	return r
+}
+
+// Sessions on this machine and two others, in one view: agentd ls --all
+// lists them with their hosts; a session is named HOST:NAME, and an answer
+// reaches the host and the prompt it names and no other, where all three
+// sessions have the same name. A host that goes away is shown unreachable,
+// holds up no other, and when it comes back its sessions are there as
+// they were.
+func TestHostsOverSSH(t *testing.T) {
+	keys := newSSHKeys(t)
+	a, b := startSSHHost(t, keys, "a"), startSSHHost(t, keys, "b")
+	d := newDaemonEnv(t)
+	configHome := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(configHome, "agentd"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(configHome, "agentd", "config.toml"), []byte(a.entries+"\n"+b.entries), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d.env = append(d.env, "XDG_CONFIG_HOME="+configHome)
+
+	// Nothing runs anywhere yet: every host answers, none has a daemon.
+	r := d.hostsReport("hosts", "--json")
+	if len(r.Hosts) != 3 || r.Hosts[0].Name != "local" || r.Hosts[1].Name != "a" || r.Hosts[2].Name != "b" {
+		t.Fatalf("agentd hosts: %+v; want local, a, b", r.Hosts)
+	}
+	for _, h := range r.Hosts {
+		if h.State != "no daemon" {
+			t.Errorf("host %s: %s (%s) before any daemon runs; want no daemon", h.Name, h.State, h.Error)
+		}
+	}
+
+	// One demo agent named "demo" on each: run -H starts the host's daemon.
+	ids := map[string]string{}
+	for _, host := range []string{"", "a", "b"} {
+		args := []string{"run", "--name", "demo", "--", agentdBinary(t), "demo-agent"}
+		if host != "" {
+			args = append([]string{"run", "-H", host}, args[1:]...)
+		}
+		out, errOut, code := d.cli(args...)
+		if code != 0 {
+			t.Fatalf("agentd %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errOut)
+		}
+		ids[host] = strings.TrimSpace(out)
+	}
+	for _, host := range []string{"a", "b"} {
+		if out, errOut, code := d.cli("wait", host+":demo", "--until", "idle", "--timeout", "60s"); code != 0 {
+			t.Fatalf("agentd wait %s:demo --until idle: exit %d\n%s%s", host, code, out, errOut)
+		}
+		if out, errOut, code := d.cli("send", host+":demo", "Add a NOTES.md file"); code != 0 {
+			t.Fatalf("agentd send %s:demo: exit %d\n%s%s", host, code, out, errOut)
+		}
+	}
+	prompts := map[string]string{}
+	for _, host := range []string{"a", "b"} {
+		out, errOut, code := d.cli("wait", "-H", host, "demo", "--until", "blocked", "--timeout", "60s", "--json")
+		var w struct {
+			Prompt struct {
+				PromptID string `json:"promptId"`
+			} `json:"prompt"`
+		}
+		if code != 0 || json.Unmarshal([]byte(out), &w) != nil || w.Prompt.PromptID == "" {
+			t.Fatalf("agentd wait -H %s demo --until blocked: exit %d\n%s%s", host, code, out, errOut)
+		}
+		prompts[host] = w.Prompt.PromptID
+	}
+
+	// The same agent asking the same thing in two sessions: each
+	// appearance has its own promptId (the session's salt), so an answer
+	// bound to one can never be taken by the other.
+	if prompts["a"] == prompts["b"] {
+		t.Fatalf("a's and b's prompts share the promptId %s", prompts["a"])
+	}
+	start := time.Now()
+	out, _, _ := d.cli("ls", "--all")
+	t.Logf("agentd ls --all (%v):\n%s", time.Since(start).Round(time.Millisecond), out)
+	r = d.hostsReport("ls", "--all", "--json")
+	for i, host := range []string{"", "a", "b"} {
+		h := r.Hosts[i]
+		if h.State != "up" || len(h.Sessions) != 1 || h.Sessions[0].Name != "demo" || h.Sessions[0].SessionID != ids[host] {
+			t.Fatalf("ls --all, host %s: %s (%s) with %+v; want up with demo %s", h.Name, h.State, h.Error, h.Sessions, ids[host])
+		}
+		if host != "" && (h.Sessions[0].State != "blocked" || h.Sessions[0].Prompt == nil || h.Sessions[0].Prompt.PromptID != prompts[host] ||
+			h.Sessions[0].Prompt.Subject == nil || h.Sessions[0].Prompt.Subject.Text != "touch NOTES.md") {
+			t.Fatalf("ls --all, host %s: demo is %s with prompt %+v; want blocked on %s asking to touch NOTES.md", h.Name, h.Sessions[0].State, h.Sessions[0].Prompt, prompts[host])
+		}
+	}
+
+	// a's prompt answered on b: refused, b still waits on its own.
+	if out, errOut, code := d.cli("answer", "b:demo", "1", "--prompt", prompts["a"]); code != 1 || !strings.Contains(errOut, "prompt") {
+		t.Fatalf("answering b:demo with a's prompt %s: exit %d\n%s%s; want refused (exit 1)", prompts["a"], code, out, errOut)
+	}
+	// a answered with its own: a goes on, b still waits.
+	if out, errOut, code := d.cli("answer", "a:demo", "1", "--prompt", prompts["a"]); code != 0 {
+		t.Fatalf("agentd answer a:demo 1: exit %d\n%s%s", code, out, errOut)
+	}
+	if out, errOut, code := d.cli("wait", "a:demo", "--until", "done", "--timeout", "60s"); code != 0 {
+		t.Fatalf("a:demo after its answer: exit %d\n%s%s; want its turn done", code, out, errOut)
+	}
+	out, errOut, code := d.cli("ls", "-H", "b", "--json")
+	var bl sessionList
+	if code != 0 || json.Unmarshal([]byte(out), &bl) != nil || len(bl.Sessions) != 1 || bl.Sessions[0].State != "blocked" ||
+		bl.Sessions[0].Prompt == nil || bl.Sessions[0].Prompt.PromptID != prompts["b"] {
+		t.Fatalf("ls -H b after a's answer: exit %d\n%s%s; want b's demo blocked on %s still", code, out, errOut, prompts["b"])
+	}
+
+	// b goes away: listed unreachable, a and this machine as before.
+	b.down()
+	start = time.Now()
+	r = d.hostsReport("ls", "--all", "--json")
+	took := time.Since(start)
+	if r.Hosts[2].State != "unreachable" || !strings.Contains(r.Hosts[2].Error, "refused") {
+		t.Fatalf("with b down: %s (%s); want unreachable, the refusal said", r.Hosts[2].State, r.Hosts[2].Error)
+	}
+	if r.Hosts[0].State != "up" || r.Hosts[1].State != "up" || len(r.Hosts[1].Sessions) != 1 {
+		t.Fatalf("with b down, local and a: %+v", r.Hosts[:2])
+	}
+	t.Logf("ls --all with b down took %v", took.Round(time.Millisecond))
+	if out, errOut, code := d.cli("answer", "b:demo", "1", "--prompt", prompts["b"]); code != exitUsage || !strings.Contains(errOut, "host b") {
+		t.Fatalf("answering b:demo while b is down: exit %d\n%s%s; want a failure naming host b", code, out, errOut)
+	}
+
+	// b comes back: its session is there, waiting on the same prompt.
+	b.up()
+	r = d.hostsReport("ls", "--all", "--json")
+	hb := r.Hosts[2]
+	if hb.State != "up" || len(hb.Sessions) != 1 || hb.Sessions[0].SessionID != ids["b"] || hb.Sessions[0].State != "blocked" || hb.Sessions[0].Prompt.PromptID != prompts["b"] {
+		t.Fatalf("b back: %s (%s) with %+v; want demo %s blocked on %s", hb.State, hb.Error, hb.Sessions, ids["b"], prompts["b"])
+	}
+	if out, errOut, code := d.cli("answer", "-H", "b", "demo", "1", "--prompt", prompts["b"]); code != 0 {
+		t.Fatalf("agentd answer -H b demo 1: exit %d\n%s%s", code, out, errOut)
+	}
+	if out, errOut, code := d.cli("wait", "b:demo", "--until", "done", "--timeout", "60s"); code != 0 {
+		t.Fatalf("b:demo after its answer: exit %d\n%s%s", code, out, errOut)
+	}
+	// What listing costs: ten sessions on each of a and b.
+	for _, host := range []string{"a", "b"} {
+		for range 9 {
+			if out, errOut, code := d.cli("run", "-H", host, "--", "sleep", "600"); code != 0 {
+				t.Fatalf("agentd run -H %s -- sleep 600: exit %d\n%s%s", host, code, out, errOut)
+			}
+		}
+	}
+	var times []time.Duration
+	for range 3 {
+		start := time.Now()
+		r = d.hostsReport("ls", "--all", "--json")
+		times = append(times, time.Since(start).Round(time.Millisecond))
+		if len(r.Hosts[1].Sessions) != 10 || len(r.Hosts[2].Sessions) != 10 {
+			t.Fatalf("ls --all: %d and %d sessions on a and b, want 10 each", len(r.Hosts[1].Sessions), len(r.Hosts[2].Sessions))
+		}
+	}
+	t.Logf("agentd ls --all, 2 hosts over ssh with 10 sessions each and this machine: %v", times)
+
+	// This machine's demo was never answered from anywhere.
+	out, _, _ = d.cli("ls", "--json")
+	if !strings.Contains(out, `"state":"idle"`) || strings.Contains(out, `"state":"blocked"`) {
+		t.Errorf("this machine's demo: %s; want it idle, untouched", out)
+	}
+}
