@@ -105,13 +105,15 @@ func dialRemote(h rpc.HostEntry, start bool) (*cli, error) {
 // session part of ref.
 func dialRef(socket, host, ref string, start bool, stderr io.Writer) (*cli, string, error) {
 	if h, rest, ok := strings.Cut(ref, ":"); ok && h != "" && rest != "" {
-		if list, err := configuredHosts(); err == nil {
-			if _, err := lookupHost(list, h); err == nil {
-				if host != "" && host != h {
-					return nil, "", fmt.Errorf("%q names host %s, and -H says %s", ref, h, host)
-				}
-				host, ref = h, rest
+		list, err := configuredHosts()
+		if err != nil {
+			return nil, "", fmt.Errorf("%q may name a host, and the hosts cannot be read: %w", ref, err)
+		}
+		if _, err := lookupHost(list, h); err == nil {
+			if host != "" && host != h {
+				return nil, "", fmt.Errorf("%q names host %s, and -H says %s", ref, h, host)
 			}
+			host, ref = h, rest
 		}
 	}
 	k, err := dialHost(socket, host, start, stderr)
