@@ -4,172 +4,12 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/rpc/hosts/hoststest"
 )
-
-// sshHost is another machine as agentd reaches it: a real OpenSSH server
-// on loopback, with its own world (HOME, socket, state and config folders)
-// set for every login by SetEnv, so that each runs a daemon of its own.
-// The test's key and the server's host key are made here; the client
-// checks the host key against a known_hosts file, as a person's would.
-type sshHost struct {
-	t       *testing.T
-	name    string
-	dir     string
-	port    int
-	socket  string
-	config  string
-	cmd     *exec.Cmd
-	entries string // its [[hosts]] entry for config.toml
-}
-
-// sshKeys is the user key every test host takes.
-type sshKeys struct{ dir, key string }
-
-func newSSHKeys(t *testing.T) sshKeys {
-	t.Helper()
-	if _, err := os.Stat("/usr/sbin/sshd"); err != nil {
-		if os.Getenv("AGENTD_REQUIRE_AGENTS") != "" {
-			t.Fatal("the OpenSSH server is not installed (.ci/run installs openssh-server)")
-		}
-		t.Skip("the OpenSSH server (/usr/sbin/sshd) is not installed")
-	}
-	dir := t.TempDir()
-	k := sshKeys{dir: dir, key: filepath.Join(dir, "id")}
-	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", k.key).CombinedOutput(); err != nil {
-		t.Fatalf("ssh-keygen: %v: %s", err, out)
-	}
-	if os.Geteuid() == 0 {
-		_ = os.MkdirAll("/run/sshd", 0o755) // sshd's privilege separation folder
-	}
-	return k
-}
-
-func startSSHHost(t *testing.T, keys sshKeys, name string) *sshHost {
-	t.Helper()
-	dir := t.TempDir()
-	h := &sshHost{t: t, name: name, dir: dir}
-	for _, sub := range []string{"home", "run", "state", "config"} {
-		if err := os.MkdirAll(filepath.Join(dir, sub), 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	h.socket = filepath.Join(dir, "run", "agentd.sock")
-	hostKey := filepath.Join(dir, "host_key")
-	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", hostKey).CombinedOutput(); err != nil {
-		t.Fatalf("ssh-keygen: %v: %s", err, out)
-	}
-	pub, err := os.ReadFile(keys.key + ".pub")
-	if err != nil {
-		t.Fatal(err)
-	}
-	authorized := filepath.Join(dir, "authorized_keys")
-	if err := os.WriteFile(authorized, pub, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.port = l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	// HOME of its own too: the login shell reads no rc file of the
-	// person running the tests.
-	h.config = filepath.Join(dir, "sshd_config")
-	conf := fmt.Sprintf(`Port %d
-ListenAddress 127.0.0.1
-HostKey %s
-AuthorizedKeysFile %s
-PidFile %s
-StrictModes no
-UsePAM no
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-PermitRootLogin prohibit-password
-SetEnv HOME=%s AGENTD_SOCKET=%s XDG_STATE_HOME=%s XDG_CONFIG_HOME=%s DBUS_SESSION_BUS_ADDRESS=disabled:
-LogLevel ERROR
-`, h.port, hostKey, authorized, filepath.Join(dir, "sshd.pid"),
-		filepath.Join(dir, "home"), h.socket, filepath.Join(dir, "state"), filepath.Join(dir, "config"))
-	if err := os.WriteFile(h.config, []byte(conf), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	hostPub, err := os.ReadFile(hostKey + ".pub")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := strings.Fields(string(hostPub))
-	known := filepath.Join(dir, "known_hosts")
-	if err := os.WriteFile(known, fmt.Appendf(nil, "[127.0.0.1]:%d %s %s\n", h.port, f[0], f[1]), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	h.entries = fmt.Sprintf(`[[hosts]]
-name = %q
-ssh = "127.0.0.1"
-ssh_options = ["-F", "/dev/null", "-p", "%d", "-i", %q, "-o", "IdentitiesOnly=yes", "-o", "UserKnownHostsFile=%s", "-o", "StrictHostKeyChecking=yes"]
-agentd = %q
-`, name, h.port, keys.key, known, agentdBinary(t))
-	h.up()
-	t.Cleanup(func() {
-		h.down()
-		h.stopDaemon()
-	})
-	return h
-}
-
-// up starts the host's ssh server and waits until it takes connections.
-func (h *sshHost) up() {
-	h.t.Helper()
-	h.cmd = exec.Command("/usr/sbin/sshd", "-D", "-e", "-f", h.config)
-	h.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	log, err := os.OpenFile(filepath.Join(h.dir, "sshd.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	defer log.Close()
-	h.cmd.Stdout, h.cmd.Stderr = log, log
-	if err := h.cmd.Start(); err != nil {
-		h.t.Fatalf("sshd: %v", err)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", h.port))
-		if err == nil {
-			c.Close()
-			return
-		}
-		if time.Now().After(deadline) {
-			b, _ := os.ReadFile(filepath.Join(h.dir, "sshd.log"))
-			h.t.Fatalf("host %s: sshd takes no connection on port %d after 30 s (%v); its log:\n%s", h.name, h.port, err, b)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// down takes the host off the network: its ssh server and every
-// connection it serves end. Its daemon and sessions run on.
-func (h *sshHost) down() {
-	if h.cmd == nil {
-		return
-	}
-	_ = syscall.Kill(-h.cmd.Process.Pid, syscall.SIGKILL)
-	_ = h.cmd.Wait()
-	h.cmd = nil
-}
-
-// stopDaemon ends the host's daemon and its sessions.
-func (h *sshHost) stopDaemon() {
-	cmd := exec.Command(agentdBinary(h.t), "stop", "--force")
-	cmd.Env = append(withoutAgentdEnv(os.Environ()), "AGENTD_SOCKET="+h.socket)
-	_ = cmd.Run()
-}
 
 // hostsReport is `agentd ls --all --json` and `agentd hosts --json`.
 type hostsReport struct {
@@ -209,16 +49,11 @@ func (d *daemonEnv) hostsReport(args ...string) hostsReport {
 // holds up no other, and when it comes back its sessions are there as
 // they were.
 func TestHostsOverSSH(t *testing.T) {
-	keys := newSSHKeys(t)
-	a, b := startSSHHost(t, keys, "a"), startSSHHost(t, keys, "b")
+	keys := hoststest.NewKeys(t)
+	a, b := hoststest.Start(t, keys, "a", agentdBinary(t)), hoststest.Start(t, keys, "b", agentdBinary(t))
 	d := newDaemonEnv(t)
 	configHome := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(configHome, "agentd"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(configHome, "agentd", "config.toml"), []byte(a.entries+"\n"+b.entries), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	hoststest.WriteConfig(t, configHome, a, b)
 	d.env = append(d.env, "XDG_CONFIG_HOME="+configHome)
 
 	// Nothing runs anywhere yet: every host answers, none has a daemon.
@@ -307,7 +142,7 @@ func TestHostsOverSSH(t *testing.T) {
 	}
 
 	// b goes away: listed unreachable, a and this machine as before.
-	b.down()
+	b.Down()
 	start = time.Now()
 	r = d.hostsReport("ls", "--all", "--json")
 	took := time.Since(start)
@@ -323,7 +158,7 @@ func TestHostsOverSSH(t *testing.T) {
 	}
 
 	// b comes back: its session is there, waiting on the same prompt.
-	b.up()
+	b.Up()
 	r = d.hostsReport("ls", "--all", "--json")
 	hb := r.Hosts[2]
 	if hb.State != "up" || len(hb.Sessions) != 1 || hb.Sessions[0].SessionID != ids["b"] || hb.Sessions[0].State != "blocked" || hb.Sessions[0].Prompt.PromptID != prompts["b"] {
