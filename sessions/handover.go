@@ -62,25 +62,13 @@ type SessionSnapshot struct {
 	Rows   int    `json:"rows"`
 	Screen []byte `json:"screen"` // Repaint(true): scrollback, then the screen
 
-	State         State  `json:"state"`
-	LastPublished State  `json:"lastPublished"`
-	Revision      uint64 `json:"revision"`
-	Seen          bool   `json:"seen"`
-	Task          bool   `json:"task"`
-	InputRaw      bool   `json:"inputRaw"`
-	Ready         bool   `json:"ready"`
-	Answered      string `json:"answered,omitempty"`
-	TypedAt       string `json:"typedAt,omitempty"`
-	PromptID      string `json:"promptId,omitempty"`
-	// Appearances and Shown carry the prompt appearance on screen, so its
-	// promptId outlives the handover.
-	Appearances uint64      `json:"appearances,omitempty"`
-	PromptSalt  string      `json:"promptSalt,omitempty"`
-	Current     uint64      `json:"current,omitempty"` // the appearance on screen
-	Shown       string      `json:"shown,omitempty"`
-	Exited      *ExitStatus `json:"exited,omitempty"`
-	ExitedAt    time.Time   `json:"exitedAt"`
-	Broken      bool        `json:"broken,omitempty"`
+	// The session's decision memory (its machine), inline: the fields
+	// are the snapshot's own in JSON, as older agentd wrote them.
+	MachineMemory
+	LastPublished State       `json:"lastPublished"`
+	Exited        *ExitStatus `json:"exited,omitempty"`
+	ExitedAt      time.Time   `json:"exitedAt"`
+	Broken        bool        `json:"broken,omitempty"`
 }
 
 // ErrACPRunning refuses a handover while an ACP session runs.
@@ -169,10 +157,7 @@ func (s *Session) snapshotFrozen() SessionSnapshot {
 		ID: s.ID, Name: s.Name, Argv: s.Argv, Cwd: s.Cwd, Pid: s.Pid, Origin: s.Origin, Env: s.env,
 		Started: s.started, Agent: s.manifest.Name, BaseAgent: s.base.Name, Token: s.token,
 		FD: -1, Cols: cols, Rows: rows, Screen: screen,
-		State: s.machine.state, LastPublished: s.lastPublished, Revision: s.machine.revision,
-		Seen: s.machine.seen, Task: s.machine.task, InputRaw: s.machine.inputRaw, Ready: s.machine.ready,
-		Answered: s.machine.answered, TypedAt: s.machine.typedAt, PromptID: s.machine.promptID,
-		Appearances: s.machine.appearances, Current: s.machine.current, Shown: s.machine.shown, PromptSalt: s.machine.salt,
+		MachineMemory: s.machine.memory(), LastPublished: s.lastPublished,
 		Exited: s.exited, ExitedAt: s.exitedAt, Broken: s.broken,
 	}
 	if s.exited == nil && s.pty.rd.open {
@@ -250,12 +235,7 @@ func (m *Manager) adopt(ss SessionSnapshot) error {
 	s := &Session{
 		ID: ss.ID, Name: ss.Name, Argv: ss.Argv, Cwd: ss.Cwd, Pid: ss.Pid, Origin: ss.Origin,
 		mgr: m, manifest: manifest, base: base,
-		machine: machine{
-			state: ss.State, revision: ss.Revision, ended: ss.Exited != nil,
-			seen: ss.Seen, task: ss.Task, inputRaw: ss.InputRaw, ready: ss.Ready,
-			answered: ss.Answered, typedAt: ss.TypedAt, promptID: ss.PromptID,
-			appearances: ss.Appearances, current: ss.Current, shown: ss.Shown, salt: ss.PromptSalt,
-		},
+		machine:       restoreMachine(ss.MachineMemory, ss.Exited != nil),
 		lastPublished: ss.LastPublished,
 		exited:        ss.Exited, exitedAt: ss.ExitedAt, broken: ss.Broken,
 		token: ss.Token, env: ss.Env, started: ss.Started,
