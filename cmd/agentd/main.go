@@ -91,10 +91,11 @@ Sessions belong to one agentd daemon per user; editors, Neovim and these
 commands are its clients, and a client leaving ends no agent.
 
 commands:
-  --stdio [--private] [--socket PATH] [--verbose] [--cooldown 30s] [--log FILE]
+  --stdio [--private] [--socket PATH] [--verbose] [--cooldown 30s] [--log FILE] [--host NAME]
             what editors start: the editor protocol (JSON-RPC, LSP framing)
             on stdin/stdout, forwarded to the daemon (started when none
-            runs); --private serves in-process, sessions ending with stdin
+            runs); --private serves in-process, sessions ending with stdin;
+            --host: to the agentd of a host of config.toml's [[hosts]]
   serve [--idle-timeout 10m] [--socket PATH] [--keep-exited 1h]
             run the daemon in the foreground
   stop [--force]

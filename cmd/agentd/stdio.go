@@ -166,8 +166,16 @@ func cmdStdio(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	socket := fs.String("socket", "", "the daemon's socket (default $AGENTD_SOCKET, else $XDG_RUNTIME_DIR/agentd/agentd.sock)")
 	idle := fs.Duration("idle-timeout", 10*time.Minute, "for a daemon this starts: exit after this long with no session and no client")
 	noStart := fs.Bool("no-start", false, "connect only to a daemon that runs: start none (initialize is answered with -32042 when none runs)")
+	host := fs.String("host", "", "forward to the agentd of this host of config.toml's [[hosts]], over ssh (docs/hosts.md)")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *host != "" {
+		if *private {
+			fmt.Fprintln(stderr, "agentd --stdio: --host and --private: a private agentd is this process, on this machine")
+			return 2
+		}
+		return forwardHost(*host, !*noStart, stdin, stdout, stderr)
 	}
 	if !*private {
 		return forward(forwardOptions{socket: *socket, flags: &f, idle: *idle, noStart: *noStart}, stdin, stdout, stderr)
