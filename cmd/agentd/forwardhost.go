@@ -96,7 +96,7 @@ func forwardHost(name string, start bool, stdin io.Reader, stdout, stderr io.Wri
 	mu.Lock()
 	silent, firstWords := !spoke, append([]byte(nil), early.Bytes()...)
 	mu.Unlock()
-	words := lastLine(sshErr.String())
+	words := hosts.LastLine(sshErr.String())
 	if silent && waitErr != nil {
 		if words == "" {
 			words = waitErr.Error()
@@ -108,23 +108,6 @@ func forwardHost(name string, start bool, stdin io.Reader, stdout, stderr io.Wri
 		return 1
 	}
 	return 0
-}
-
-// lastLine is the last line of s that says something, without control
-// characters.
-func lastLine(s string) string {
-	lines := bytes.Split(bytes.TrimSpace([]byte(s)), []byte("\n"))
-	for i := len(lines) - 1; i >= 0; i-- {
-		if l := bytes.TrimSpace(lines[i]); len(l) > 0 {
-			return string(bytes.Map(func(r rune) rune {
-				if r < 0x20 || r == 0x7f {
-					return -1
-				}
-				return r
-			}, l))
-		}
-	}
-	return ""
 }
 
 // limitedWriter keeps the last n bytes written to it at most (roughly).

@@ -7,7 +7,6 @@
 package hosts
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -202,9 +201,15 @@ func (t *tail) Write(b []byte) (int, error) {
 func (t *tail) last() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	lines := bytes.Split(bytes.TrimSpace(t.buf), []byte("\n"))
+	return LastLine(string(t.buf))
+}
+
+// LastLine is the last line of what ssh wrote that says something, without
+// control characters: its own words on why it ended.
+func LastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
-		if l := strings.TrimSpace(string(lines[i])); l != "" {
+		if l := strings.TrimSpace(lines[i]); l != "" {
 			return strings.Map(func(r rune) rune {
 				if r < 0x20 || r == 0x7f {
 					return -1
