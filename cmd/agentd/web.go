@@ -23,6 +23,7 @@ import (
 
 	"github.com/agentd/agentd/editors/web"
 	"github.com/agentd/agentd/rpc"
+	"github.com/agentd/agentd/rpc/hosts"
 )
 
 // webTokenPath is where agentd web keeps its access token (0600).
@@ -46,6 +47,7 @@ func cmdWeb(args []string, stdout, stderr io.Writer) int {
 	keyFile := fs.String("tls-key", "", "TLS private key (PEM)")
 	trusted := fs.Bool("trusted-network", false, "allow plain http off loopback: only on a network that is yours alone")
 	hosts := fs.String("host", "", "more host names the page answers to, comma-separated (e.g. the name tailscale serve uses)")
+	allHosts := fs.Bool("hosts", false, "show the sessions of every host in config.toml's [[hosts]] beside this machine's, each over one ssh connection (docs/hosts.md)")
 	if _, err := parseArgs(fs, args); err != nil {
 		return exitUsage
 	}
@@ -82,6 +84,14 @@ func cmdWeb(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "web", err)
 	}
+	var machines []web.Machine
+	if *allHosts {
+		list, err := configuredHosts()
+		if err != nil {
+			return fail(stderr, "web", err)
+		}
+		machines = webMachines(path, list)
+	}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return fail(stderr, "web", err)
@@ -91,12 +101,14 @@ func cmdWeb(args []string, stdout, stderr io.Writer) int {
 	allowed := allowedHosts(addr, *hosts)
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	srv := web.New(web.Options{
-		Tokens: tokens, Dial: webDial(path), Hosts: allowed, TLS: useTLS, AllowInput: *allowInput,
+		Tokens: tokens, Dial: webDial(path), Machines: machines, Hosts: allowed, TLS: useTLS, AllowInput: *allowInput,
 		Version: version, Log: logger,
 	})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := srv.Start(ctx); err != nil {
+	if err := srv.Start(ctx); err != nil && machines != nil {
+		fmt.Fprintf(stderr, "agentd web: %v (the page shows each host's state; agentd web connects again on its own)\n", strings.ReplaceAll(err.Error(), "\n", "; "))
+	} else if err != nil {
 		fmt.Fprintf(stderr, "agentd web: the daemon at %s: %v (the page says so; agentd web connects again every 2 s)\n", path, err)
 	}
 	// Each printed link carries a one-time code of its own, made afresh at
@@ -289,6 +301,40 @@ func reachableIPs(withV6 bool) []net.IP {
 		}
 	}
 	return append(v4, v6...)
+}
+
+// webMachines are the hosts of agentd web --hosts: this machine's daemon
+// through its socket, the others each through one long-lived ssh
+// connection (`agentd --stdio --no-start` there: the page never starts a
+// daemon anywhere).
+func webMachines(socket string, list []rpc.HostEntry) []web.Machine {
+	var out []web.Machine
+	for _, h := range list {
+		if h.Local {
+			dial := webDial(socket)
+			out = append(out, web.Machine{Name: h.Name, Dial: func(ctx context.Context, onNote func(rpc.Notification)) (*rpc.Client, error) {
+				c, err := dial(ctx, onNote)
+				if err != nil && canStart(err) {
+					err = fmt.Errorf("%w (%v)", web.ErrNoDaemon, err)
+				}
+				return c, err
+			}})
+			continue
+		}
+		out = append(out, web.Machine{Name: h.Name, Remote: true, Dial: func(ctx context.Context, onNote func(rpc.Notification)) (*rpc.Client, error) {
+			ctx, cancel := context.WithTimeout(ctx, dialTimeout)
+			defer cancel()
+			r, err := hosts.Dial(ctx, h, false, rpc.ClientInfo{Name: "agentd-web", Version: version}, onNote)
+			if errors.Is(err, hosts.ErrNoDaemon) {
+				return nil, web.ErrNoDaemon
+			}
+			if err != nil {
+				return nil, err
+			}
+			return r.Client, nil
+		}})
+	}
+	return out
 }
 
 // webDial connects the page server to the daemon as the CLI does, never

@@ -11,11 +11,14 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"math/big"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,6 +26,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/rpc/hosts/hoststest"
 )
 
 // webCmd starts `agentd web` with its token in a folder of the test's own.
@@ -316,4 +321,343 @@ func TestWebTrustedNetworkPrintsReachableAddresses(t *testing.T) {
 			t.Fatalf("GET %s: %d, want 303 and a cookie (each printed link has a code of its own)", l, res.StatusCode)
 		}
 	}
+}
+
+// webAPI is a signed-in page's side of agentd web's API, as the page
+// drives it: a cookie, the CSRF token, the page's origin.
+type webAPI struct {
+	t    *testing.T
+	base string
+	c    *http.Client
+	csrf string
+}
+
+// signIn opens agentd web's printed link and asks /api/hello for the CSRF token.
+func signIn(t *testing.T, link string) (*webAPI, map[string]any) {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	w := &webAPI{t: t, base: strings.Split(link, "/login")[0], c: &http.Client{Jar: jar, Timeout: 60 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	res, err := w.c.Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("GET the printed link: %d, want 303", res.StatusCode)
+	}
+	var hello map[string]any
+	if code, body := w.get("/api/hello", &hello); code != 200 {
+		t.Fatalf("/api/hello: %d %s", code, body)
+	}
+	w.csrf, _ = hello["csrf"].(string)
+	return w, hello
+}
+
+func (w *webAPI) get(path string, v any) (int, string) {
+	w.t.Helper()
+	res, err := w.c.Get(w.base + path)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if v != nil && res.StatusCode == 200 {
+		if err := json.Unmarshal(b, v); err != nil {
+			w.t.Fatalf("GET %s: %v in %s", path, err, b)
+		}
+	}
+	return res.StatusCode, string(b)
+}
+
+func (w *webAPI) post(path string, body any) (int, string) {
+	w.t.Helper()
+	b, _ := json.Marshal(body)
+	req, _ := http.NewRequest("POST", w.base+path, bytes.NewReader(b))
+	req.Header.Set("Origin", w.base)
+	req.Header.Set("X-CSRF-Token", w.csrf)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := w.c.Do(req)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	out, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(out)
+}
+
+// webHostsView is /api/sessions with --hosts.
+type webHostsView struct {
+	Sessions []struct {
+		Host      string `json:"host"`
+		SessionID string `json:"sessionId"`
+		Name      string `json:"name"`
+		State     string `json:"state"`
+		Prompt    *struct {
+			PromptID string `json:"promptId"`
+			Subject  *struct {
+				Text string `json:"text"`
+			} `json:"subject"`
+			Options []struct {
+				ID    string `json:"id"`
+				Label string `json:"label"`
+			} `json:"options"`
+		} `json:"prompt"`
+	} `json:"sessions"`
+	Hosts []struct {
+		Name      string `json:"name"`
+		State     string `json:"state"`
+		Error     string `json:"error"`
+		RetryInMs int64  `json:"retryInMs"`
+	} `json:"hosts"`
+}
+
+func (v webHostsView) host(name string) (state, err string) {
+	for _, h := range v.Hosts {
+		if h.Name == name {
+			return h.State, h.Error
+		}
+	}
+	return "", ""
+}
+
+// await polls /api/sessions until ok says yes (60 s).
+func (w *webAPI) await(what string, ok func(webHostsView) bool) webHostsView {
+	w.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var v webHostsView
+		code, body := w.get("/api/sessions", &v)
+		if code == 200 && ok(v) {
+			return v
+		}
+		if time.Now().After(deadline) {
+			w.t.Fatalf("waited 60 s for %s; /api/sessions: %d %s", what, code, body)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// The page across hosts: agentd web --hosts shows this machine and two
+// others (real OpenSSH servers on loopback, each its own daemon), whose
+// sessions have the same name (and, each daemon counting from its first,
+// the same id) and the same prompt. Each session is listed under its
+// host; an answer for a's reaches a alone (b's prompt still waits, its
+// promptId the same); a's promptId sent for b's session is refused there;
+// an answer with no host, or an unknown one, goes nowhere. b taken off the
+// network is shown reconnecting or down with the reason, an answer for it
+// is refused without reaching anything, and when b comes back its session
+// is there, waiting on the same prompt, and can be answered.
+func TestWebHostsOverSSH(t *testing.T) {
+	keys := hoststest.NewKeys(t)
+	a, b := hoststest.Start(t, keys, "a", agentdBinary(t)), hoststest.Start(t, keys, "b", agentdBinary(t))
+	d := newDaemonEnv(t)
+	configHome := t.TempDir()
+	hoststest.WriteConfig(t, configHome, a, b)
+	d.env = append(d.env, "XDG_CONFIG_HOME="+configHome)
+
+	ids := map[string]string{}
+	for _, host := range []string{"local", "a", "b"} {
+		args := []string{"run", "--name", "demo", "--", agentdBinary(t), "demo-agent"}
+		if host != "local" {
+			args = append([]string{"run", "-H", host}, args[1:]...)
+		}
+		out, errOut, code := d.cli(args...)
+		if code != 0 {
+			t.Fatalf("agentd %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errOut)
+		}
+		ids[host] = strings.TrimSpace(out)
+	}
+	t.Logf("session ids: %v", ids)
+	for _, host := range []string{"a", "b"} {
+		if out, errOut, code := d.cli("wait", host+":demo", "--until", "idle", "--timeout", "60s"); code != 0 {
+			t.Fatalf("agentd wait %s:demo --until idle: exit %d\n%s%s", host, code, out, errOut)
+		}
+		if out, errOut, code := d.cli("send", host+":demo", "Add a NOTES.md file"); code != 0 {
+			t.Fatalf("agentd send %s:demo: exit %d\n%s%s", host, code, out, errOut)
+		}
+	}
+
+	token := filepath.Join(t.TempDir(), "web-token")
+	logFile := filepath.Join(t.TempDir(), "web.log")
+	link := startWebLogged(t, d, token, logFile, "--hosts", "--listen", "127.0.0.1:0")
+	w, hello := signIn(t, link)
+	if fmt.Sprint(hello["hosts"]) != "[local a b]" {
+		t.Fatalf("/api/hello hosts: %v, want [local a b]", hello["hosts"])
+	}
+
+	// Both blocked on the same question about the same command, each
+	// listed under its host.
+	sess := func(v webHostsView, host string) (id, state, prompt, subject, option string) {
+		for _, s := range v.Sessions {
+			if s.Host == host && s.Name == "demo" {
+				id, state = s.SessionID, s.State
+				if s.Prompt != nil {
+					prompt = s.Prompt.PromptID
+					if s.Prompt.Subject != nil {
+						subject = s.Prompt.Subject.Text
+					}
+					if len(s.Prompt.Options) > 0 {
+						option = s.Prompt.Options[0].ID
+					}
+				}
+			}
+		}
+		return
+	}
+	v := w.await("a's and b's demo blocked, all three hosts up", func(v webHostsView) bool {
+		_, sa, _, _, _ := sess(v, "a")
+		_, sb, _, _, _ := sess(v, "b")
+		up := true
+		for _, h := range []string{"local", "a", "b"} {
+			st, _ := v.host(h)
+			up = up && st == "up"
+		}
+		return up && sa == "blocked" && sb == "blocked"
+	})
+	prompts, options := map[string]string{}, map[string]string{}
+	for _, host := range []string{"local", "a", "b"} {
+		id, _, p, subj, opt := sess(v, host)
+		if id != ids[host] {
+			t.Fatalf("host %s's demo: id %q, want %q; %+v", host, id, ids[host], v.Sessions)
+		}
+		if host != "local" && subj != "touch NOTES.md" {
+			t.Fatalf("host %s's demo asks about %q, want touch NOTES.md", host, subj)
+		}
+		prompts[host], options[host] = p, opt
+	}
+	if len(v.Sessions) != 3 {
+		t.Fatalf("/api/sessions lists %d sessions, want 3 (one per host): %+v", len(v.Sessions), v.Sessions)
+	}
+	if prompts["a"] == "" || prompts["a"] == prompts["b"] {
+		t.Fatalf("a's and b's promptIds: %q and %q; want two different ids", prompts["a"], prompts["b"])
+	}
+	sameID := ids["a"] == ids["b"]
+	t.Logf("a's and b's sessions share the id %q: %v", ids["a"], sameID)
+
+	// Nowhere to go: no host, an unknown host.
+	if code, body := w.post("/api/answer", map[string]string{"sessionId": ids["a"], "promptId": prompts["a"], "optionId": options["a"]}); code != 400 || !strings.Contains(body, "host") {
+		t.Fatalf("an answer without its host: %d %s, want 400 asking for the host", code, body)
+	}
+	if code, body := w.post("/api/answer", map[string]string{"host": "c", "sessionId": ids["a"], "promptId": prompts["a"], "optionId": options["a"]}); code != 404 {
+		t.Fatalf("an answer for host c: %d %s, want 404", code, body)
+	}
+	// a's promptId sent for b's session: refused by b, nothing typed there.
+	code, body := w.post("/api/answer", map[string]string{"host": "b", "sessionId": ids["b"], "promptId": prompts["a"], "optionId": options["a"]})
+	if code != http.StatusConflict || !(strings.Contains(body, "-32021") || strings.Contains(body, "-32025")) {
+		t.Fatalf("a's promptId for b's session: %d %s, want 409 with -32021 or -32025", code, body)
+	}
+	// Answered for a: a goes on, b still waits on the same prompt.
+	if code, body := w.post("/api/answer", map[string]string{"host": "a", "sessionId": ids["a"], "promptId": prompts["a"], "optionId": options["a"]}); code != 200 {
+		t.Fatalf("answering a's demo: %d %s", code, body)
+	}
+	w.await("a's demo to finish its turn", func(v webHostsView) bool {
+		_, sa, _, _, _ := sess(v, "a")
+		return sa == "done" || sa == "idle"
+	})
+	time.Sleep(500 * time.Millisecond) // what b would show, had anything reached it
+	v = w.await("b's state", func(webHostsView) bool { return true })
+	if _, sb, pb, _, _ := sess(v, "b"); sb != "blocked" || pb != prompts["b"] {
+		t.Fatalf("b's demo after a's answer: %s on %q; want blocked on %s still", sb, pb, prompts["b"])
+	}
+	out, errOut, code2 := d.cli("ls", "-H", "b", "--json")
+	var bl sessionList
+	if code2 != 0 || json.Unmarshal([]byte(out), &bl) != nil || len(bl.Sessions) != 1 || bl.Sessions[0].State != "blocked" || bl.Sessions[0].Prompt == nil || bl.Sessions[0].Prompt.PromptID != prompts["b"] {
+		t.Fatalf("ls -H b after a's answer: exit %d\n%s%s; want b's demo blocked on %s", code2, out, errOut, prompts["b"])
+	}
+
+	// b goes off the network: shown reconnecting or down with ssh's words;
+	// an answer for it reaches nothing; a and this machine stay up.
+	b.Down()
+	v = w.await("b shown down", func(v webHostsView) bool {
+		st, e := v.host("b")
+		return (st == "down" || st == "reconnecting") && e != ""
+	})
+	st, e := v.host("b")
+	t.Logf("with b down: b is %s (%s)", st, e)
+	if sa, _ := v.host("a"); sa != "up" {
+		t.Fatalf("with b down, a is %s", sa)
+	}
+	if code, body := w.post("/api/answer", map[string]string{"host": "b", "sessionId": ids["b"], "promptId": prompts["b"], "optionId": options["b"]}); code != http.StatusServiceUnavailable || !strings.Contains(body, "host b") {
+		t.Fatalf("answering b while it is down: %d %s, want 503 naming host b", code, body)
+	}
+	if sameID {
+		// The same id on a, up: the answer went to neither.
+		_, sa, _, _, _ := sess(w.await("a", func(webHostsView) bool { return true }), "a")
+		if sa == "blocked" {
+			t.Fatal("a's demo is blocked again")
+		}
+	}
+	v = w.await("b shown down after a failed try", func(v webHostsView) bool {
+		st, e := v.host("b")
+		return st == "down" && strings.Contains(e, "refused")
+	})
+
+	// b comes back: its session is there, waiting on the same prompt.
+	b.Up()
+	w.await("b up again with its demo blocked on the same prompt", func(v webHostsView) bool {
+		st, _ := v.host("b")
+		_, sb, pb, _, _ := sess(v, "b")
+		return st == "up" && sb == "blocked" && pb == prompts["b"]
+	})
+	if code, body := w.post("/api/answer", map[string]string{"host": "b", "sessionId": ids["b"], "promptId": prompts["b"], "optionId": options["b"]}); code != 200 {
+		t.Fatalf("answering b's demo after it came back: %d %s", code, body)
+	}
+	w.await("b's demo to finish its turn", func(v webHostsView) bool {
+		_, sb, _, _, _ := sess(v, "b")
+		return sb == "done" || sb == "idle"
+	})
+	logText, _ := os.ReadFile(logFile)
+	for _, want := range []string{"host=a", "host=b"} {
+		if !strings.Contains(string(logText), want) {
+			t.Errorf("agentd web's log names no %s:\n%s", want, logText)
+		}
+	}
+	// This machine's demo was never answered from anywhere.
+	out, _, _ = d.cli("ls", "--json")
+	if !strings.Contains(out, `"state":"idle"`) || strings.Contains(out, `"state":"blocked"`) {
+		t.Errorf("this machine's demo: %s; want it idle, untouched", out)
+	}
+}
+
+// startWebLogged runs agentd web until the test ends, its log in logFile
+// (shown when the test fails), and returns its link.
+func startWebLogged(t *testing.T, d *daemonEnv, token, logFile string, args ...string) string {
+	t.Helper()
+	cmd := webCmd(t, d, token, args...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lf, err := os.Create(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = lf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+		lf.Close()
+		if t.Failed() {
+			b, _ := os.ReadFile(logFile)
+			t.Logf("agentd web's log:\n%s", b)
+		}
+	})
+	sc := bufio.NewScanner(stdout)
+	var lines []string
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if l := sc.Text(); strings.HasPrefix(l, "http") && strings.Contains(l, "/login?code=") {
+			go func() {
+				for sc.Scan() {
+				}
+			}()
+			return l
+		}
+	}
+	t.Fatalf("agentd web %v ended before printing its link:\n%s", args, strings.Join(lines, "\n"))
+	return ""
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sort"
 	"sync"
@@ -16,16 +17,53 @@ import (
 // DialFunc connects to the daemon; onNote receives its notifications.
 type DialFunc func(ctx context.Context, onNote func(rpc.Notification)) (*rpc.Client, error)
 
+// Machine is one host of a page that shows several (agentd web --hosts):
+// this machine's daemon, or another's reached over ssh.
+type Machine struct {
+	// Name is the host's name as config.toml's [[hosts]] gives it.
+	Name string
+	Dial DialFunc
+	// Remote: reached over ssh, so a link that drops is tried again after
+	// 1 s, then 2, 4… up to 30 s between tries (this machine's socket is
+	// tried every 2 s, as without --hosts).
+	Remote bool
+}
+
+// ErrNoDaemon is a DialFunc's error where the machine answers and no
+// agentd daemon runs there: the page shows the host as "no daemon".
+var ErrNoDaemon = errors.New("no agentd daemon runs there")
+
+// What the page shows of each host.
+const (
+	hostConnecting   = "connecting"
+	hostUp           = "up"
+	hostReconnecting = "reconnecting"
+	hostDown         = "down"
+	hostNoDaemon     = "no daemon"
+)
+
+// The wait between tries on a remote host: doubling from retryMin to retryMax.
+const (
+	retryMin   = time.Second
+	retryMax   = 30 * time.Second
+	localRetry = 2 * time.Second
+)
+
 // event is one server-sent event for a page.
 type event struct {
 	name string
 	data []byte
 }
 
+// key names a session: the same id ("s1") may be a session on two hosts,
+// so everything the page server keeps is keyed by both. Without --hosts
+// host is "".
+type key struct{ host, id string }
+
 // stream is one open page's event stream.
 type stream struct {
 	ch    chan event
-	watch string // the session whose screen it shows, or ""
+	watch key // the session whose screen it shows; id "" for none
 	gone  chan struct{}
 	once  sync.Once
 }
@@ -40,24 +78,38 @@ type watch struct {
 	stop   chan struct{}
 }
 
-// bridge is the page server's one connection to the daemon: the sessions
-// as the daemon last told them, and the pages to tell when they change.
-type bridge struct {
+// hostConn is one daemon the page server is a client of, and its sessions
+// as that daemon last told them.
+type hostConn struct {
+	name     string
 	dial     DialFunc
+	remote   bool
+	client   *rpc.Client
+	state    string
+	lastErr  string
+	retryAt  time.Time
+	sessions map[string]rpc.Session
+}
+
+// bridge is the page server's connections to the daemons (one, or one per
+// host with --hosts): the sessions as each last told them, and the pages
+// to tell when they change.
+type bridge struct {
 	log      *slog.Logger
 	throttle time.Duration
+	// multi: several hosts (--hosts): sessions and host states carry the
+	// host's name. Without it the page and its API are as they always were.
+	multi  bool
+	hosts  []*hostConn
+	byName map[string]*hostConn
 
-	mu        sync.Mutex
-	client    *rpc.Client
-	connected bool
-	lastErr   string
-	sessions  map[string]rpc.Session
-	streams   map[*stream]struct{}
-	watches   map[string]*watch
+	mu      sync.Mutex
+	streams map[*stream]struct{}
+	watches map[key]*watch
 	// pending are sessions whose state changed since the last update the
 	// pages were sent: 50 busy agents change state tens of times a second,
 	// and a phone needs each session's newest state, not every one.
-	pending  map[string]bool
+	pending  map[key]bool
 	flushing bool
 }
 
@@ -65,10 +117,10 @@ type bridge struct {
 const coalesce = 150 * time.Millisecond
 
 // changed queues a session's new state for the next update.
-func (b *bridge) changed(id string) {
+func (b *bridge) changed(k key) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.pending[id] = true
+	b.pending[k] = true
 	if !b.flushing {
 		b.flushing = true
 		time.AfterFunc(coalesce, b.flush)
@@ -79,12 +131,14 @@ func (b *bridge) changed(id string) {
 func (b *bridge) flush() {
 	b.mu.Lock()
 	var out []pageSession
-	for id := range b.pending {
-		if s, ok := b.sessions[id]; ok {
-			out = append(out, summary(s))
+	for k := range b.pending {
+		if h := b.byName[k.host]; h != nil {
+			if s, ok := h.sessions[k.id]; ok {
+				out = append(out, summary(k.host, s))
+			}
 		}
 	}
-	b.pending = map[string]bool{}
+	b.pending = map[key]bool{}
 	b.flushing = false
 	b.mu.Unlock()
 	if len(out) == 0 {
@@ -97,6 +151,8 @@ func (b *bridge) flush() {
 // pageSession is what the page shows of a session: no argv, environment
 // or process ids leave the machine.
 type pageSession struct {
+	// Host is the session's host with --hosts ("" and left out without).
+	Host      string         `json:"host,omitempty"`
 	SessionID string         `json:"sessionId"`
 	Name      string         `json:"name"`
 	Agent     string         `json:"agent"`
@@ -109,30 +165,91 @@ type pageSession struct {
 	Message   string         `json:"message,omitempty"`
 }
 
-func summary(s rpc.Session) pageSession {
-	return pageSession{SessionID: s.SessionID, Name: s.Name, Agent: s.Agent, Cwd: s.Cwd, State: s.State,
+func summary(host string, s rpc.Session) pageSession {
+	return pageSession{Host: host, SessionID: s.SessionID, Name: s.Name, Agent: s.Agent, Cwd: s.Cwd, State: s.State,
 		Outcome: s.Outcome, Reason: s.Reason, Since: s.Since, Prompt: s.Prompt, Message: s.Message}
 }
 
-func newBridge(dial DialFunc, log *slog.Logger) *bridge {
-	return &bridge{dial: dial, log: log, throttle: 100 * time.Millisecond,
-		sessions: map[string]rpc.Session{}, streams: map[*stream]struct{}{}, watches: map[string]*watch{}, pending: map[string]bool{}}
+// hostInfo is a host as the page's header for its group shows it.
+type hostInfo struct {
+	Name  string `json:"name"`
+	State string `json:"state"` // connecting, up, reconnecting, down, no daemon
+	// Error is why it is not up: ssh's own words, or the connection's.
+	Error string `json:"error,omitempty"`
+	// RetryInMs is when it is tried again, while it is not up.
+	RetryInMs int64 `json:"retryInMs,omitempty"`
+	Remote    bool  `json:"remote"`
 }
 
-// run keeps the connection up until ctx ends: a daemon that stops and
-// starts again is found again, and the pages are told meanwhile.
-func (b *bridge) run(ctx context.Context, ready chan<- error) {
+// newBridge makes a bridge to one daemon (machines empty: dial), or to
+// each of machines.
+func newBridge(dial DialFunc, machines []Machine, log *slog.Logger) *bridge {
+	b := &bridge{log: log, throttle: 100 * time.Millisecond, byName: map[string]*hostConn{},
+		streams: map[*stream]struct{}{}, watches: map[key]*watch{}, pending: map[key]bool{}}
+	if len(machines) == 0 {
+		machines = []Machine{{Dial: dial}}
+	} else {
+		b.multi = true
+	}
+	for _, m := range machines {
+		h := &hostConn{name: m.Name, dial: m.Dial, remote: m.Remote, state: hostConnecting, sessions: map[string]rpc.Session{}}
+		b.hosts = append(b.hosts, h)
+		b.byName[m.Name] = h
+	}
+	return b
+}
+
+// start connects to every host, and keeps connecting until ctx ends. It
+// returns once each host's first try is over (a page opened at once sees
+// their sessions), or after wait for hosts still trying: the first try's
+// errors, joined.
+func (b *bridge) start(ctx context.Context, wait time.Duration) error {
+	type first struct {
+		h   *hostConn
+		err error
+	}
+	ready := make(chan first, len(b.hosts))
+	for _, h := range b.hosts {
+		r := make(chan error, 1)
+		go b.run(ctx, h, r)
+		go func() { ready <- first{h, <-r} }()
+	}
+	if !b.multi {
+		return (<-ready).err
+	}
+	var errs []error
+	timeout := time.After(wait)
+	for range b.hosts {
+		select {
+		case f := <-ready:
+			if f.err != nil {
+				errs = append(errs, fmt.Errorf("host %s: %w", f.h.name, f.err))
+			}
+		case <-timeout:
+			return errors.Join(append(errs, fmt.Errorf("still connecting to some hosts after %v", wait))...)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// run keeps one host's connection up until ctx ends: a daemon that stops
+// and starts again, or a host that goes away and comes back, is found
+// again, and the pages are told meanwhile.
+func (b *bridge) run(ctx context.Context, h *hostConn, ready chan<- error) {
 	first := true
+	delay := retryMin
 	for {
-		c, err := b.dial(ctx, b.note)
+		c, err := h.dial(ctx, func(n rpc.Notification) { b.note(h, n) })
 		if err == nil {
-			b.connectedTo(ctx, c)
+			delay = retryMin
+			b.connectedTo(ctx, h, c)
 		}
 		// Start returns once the sessions are known: a page opened at once sees them.
 		if first {
 			ready <- err
 			first = false
 		}
+		state := hostDown
 		if err == nil {
 			select {
 			case <-c.Done():
@@ -140,45 +257,96 @@ func (b *bridge) run(ctx context.Context, ready chan<- error) {
 				_ = c.Close()
 				return
 			}
-			b.log.Info("web: the daemon closed the connection")
-			err = errors.New("the agentd daemon closed the connection")
+			if b.multi {
+				b.log.Info("web: the connection closed", "host", h.name)
+				err = errors.New("the connection to its agentd closed")
+				state = hostReconnecting
+			} else {
+				b.log.Info("web: the daemon closed the connection")
+				err = errors.New("the agentd daemon closed the connection")
+			}
+		} else if errors.Is(err, ErrNoDaemon) {
+			state = hostNoDaemon
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		wait := localRetry
+		if h.remote {
+			wait, delay = delay, min(delay*2, retryMax)
 		}
 		b.mu.Lock()
-		wasUp := b.connected
-		b.client, b.connected, b.lastErr = nil, false, err.Error()
+		wasUp := h.client != nil
+		changed := h.state != state || h.lastErr != err.Error()
+		h.client, h.state, h.lastErr, h.retryAt = nil, state, err.Error(), time.Now().Add(wait)
 		b.mu.Unlock()
-		if wasUp {
+		if b.multi && changed {
+			b.log.Info("web: host not up", "host", h.name, "state", state, "err", err.Error())
+		}
+		// With --hosts each try is told (the page says when the next is).
+		if wasUp || b.multi {
 			b.broadcastDaemon()
 		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(2 * time.Second):
+		case <-time.After(wait):
 		}
 	}
 }
 
-func (b *bridge) connectedTo(ctx context.Context, c *rpc.Client) {
+func (b *bridge) connectedTo(ctx context.Context, h *hostConn, c *rpc.Client) {
 	b.mu.Lock()
-	b.client, b.connected, b.lastErr = c, true, ""
-	watched := make([]string, 0, len(b.watches))
-	for id := range b.watches {
-		watched = append(watched, id)
+	h.client, h.state, h.lastErr = c, hostUp, ""
+	var watched []key
+	for k := range b.watches {
+		if k.host == h.name {
+			watched = append(watched, k)
+		}
 	}
 	b.mu.Unlock()
-	b.relist(ctx)
-	for _, id := range watched {
-		b.subscribe(ctx, id)
+	if b.multi {
+		b.log.Info("web: host up", "host", h.name)
+	}
+	b.relist(ctx, h)
+	for _, k := range watched {
+		b.subscribe(ctx, k)
 	}
 	b.broadcastDaemon()
 }
 
-// call is one request to the daemon, or an error saying none is connected.
-func (b *bridge) call(ctx context.Context, method string, params, result any) error {
+// errNoHost: an answer or a screen for a host that is not configured.
+var errNoHost = errors.New("no such host")
+
+// errHostDown: the host is configured and not connected now.
+type errHostDown struct{ name, state, why string }
+
+func (e errHostDown) Error() string {
+	msg := fmt.Sprintf("host %s is %s", e.name, e.state)
+	if e.why != "" {
+		msg += " (" + e.why + ")"
+	}
+	return msg + ": nothing was sent; agentd web connects to it again on its own"
+}
+
+// call is one request to a host's daemon, or an error saying it is not
+// connected. It goes to that host and no other.
+func (b *bridge) call(ctx context.Context, host, method string, params, result any) error {
 	b.mu.Lock()
-	c := b.client
+	h := b.byName[host]
+	var c *rpc.Client
+	var down errHostDown
+	if h != nil {
+		c = h.client
+		down = errHostDown{h.name, h.state, h.lastErr}
+	}
 	b.mu.Unlock()
-	if c == nil {
+	switch {
+	case h == nil:
+		return fmt.Errorf("%w %q", errNoHost, host)
+	case c == nil && b.multi:
+		return down
+	case c == nil:
 		return errNoDaemon
 	}
 	return c.Call(ctx, method, params, result)
@@ -186,17 +354,17 @@ func (b *bridge) call(ctx context.Context, method string, params, result any) er
 
 var errNoDaemon = errors.New("not connected to the agentd daemon (is it running? agentd web connects again every 2 s)")
 
-// relist replaces the sessions with session/list's and sends them to every page.
-func (b *bridge) relist(ctx context.Context) {
+// relist replaces a host's sessions with session/list's and sends them to every page.
+func (b *bridge) relist(ctx context.Context, h *hostConn) {
 	var res rpc.ListResult
-	if err := b.call(ctx, "session/list", nil, &res); err != nil {
-		b.log.Warn("web: session/list", "err", err)
+	if err := b.call(ctx, h.name, "session/list", nil, &res); err != nil {
+		b.log.Warn("web: session/list", "host", h.name, "err", err)
 		return
 	}
 	b.mu.Lock()
-	b.sessions = map[string]rpc.Session{}
+	h.sessions = map[string]rpc.Session{}
 	for _, s := range res.Sessions {
-		b.sessions[s.SessionID] = s
+		h.sessions[s.SessionID] = s
 	}
 	b.mu.Unlock()
 	b.broadcastDaemon()
@@ -206,33 +374,71 @@ func (b *bridge) relist(ctx context.Context) {
 func (b *bridge) list() []pageSession {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	out := make([]pageSession, 0, len(b.sessions))
-	for _, s := range b.sessions {
-		out = append(out, summary(s))
+	var out []pageSession
+	for _, h := range b.hosts {
+		for _, s := range h.sessions {
+			out = append(out, summary(h.name, s))
+		}
+	}
+	if out == nil {
+		out = []pageSession{}
 	}
 	sort.Slice(out, func(i, j int) bool {
-		return out[i].Since > out[j].Since || (out[i].Since == out[j].Since && out[i].SessionID < out[j].SessionID)
+		if out[i].Since != out[j].Since {
+			return out[i].Since > out[j].Since
+		}
+		if out[i].Host != out[j].Host {
+			return out[i].Host < out[j].Host
+		}
+		return out[i].SessionID < out[j].SessionID
 	})
 	return out
 }
 
-func (b *bridge) snapshotEvent() event {
+// hostInfos is each host's state, in config.toml's order.
+func (b *bridge) hostInfos() []hostInfo {
 	b.mu.Lock()
-	connected, lastErr := b.connected, b.lastErr
-	b.mu.Unlock()
-	data, _ := json.Marshal(map[string]any{"sessions": b.list(), "connected": connected, "error": lastErr})
+	defer b.mu.Unlock()
+	now := time.Now()
+	out := make([]hostInfo, 0, len(b.hosts))
+	for _, h := range b.hosts {
+		hi := hostInfo{Name: h.name, State: h.state, Error: h.lastErr, Remote: h.remote}
+		if h.state != hostUp && h.state != hostConnecting {
+			hi.RetryInMs = max(0, h.retryAt.Sub(now).Milliseconds())
+		}
+		out = append(out, hi)
+	}
+	return out
+}
+
+func (b *bridge) snapshotEvent() event {
+	var data []byte
+	if !b.multi {
+		b.mu.Lock()
+		h := b.hosts[0]
+		connected, lastErr := h.client != nil, h.lastErr
+		b.mu.Unlock()
+		data, _ = json.Marshal(map[string]any{"sessions": b.list(), "connected": connected, "error": lastErr})
+	} else {
+		hosts := b.hostInfos()
+		up := false
+		for _, h := range hosts {
+			up = up || h.State == hostUp
+		}
+		data, _ = json.Marshal(map[string]any{"sessions": b.list(), "connected": up, "error": "", "hosts": hosts})
+	}
 	return event{name: "sessions", data: data}
 }
 
-// broadcastDaemon sends every page the sessions and the connection's state.
+// broadcastDaemon sends every page the sessions and the connections' state.
 func (b *bridge) broadcastDaemon() {
 	ev := b.snapshotEvent() // before broadcast takes the lock snapshotEvent needs
 	b.broadcast(func(*stream) (event, bool) { return ev, true })
 }
 
-// note handles a daemon notification on the connection's goroutine:
-// quick, and never blocking on a page.
-func (b *bridge) note(n rpc.Notification) {
+// note handles a host's daemon notification on the connection's
+// goroutine: quick, and never blocking on a page.
+func (b *bridge) note(h *hostConn, n rpc.Notification) {
 	switch n.Method {
 	case "session/state":
 		var st rpc.StateNotification
@@ -240,28 +446,28 @@ func (b *bridge) note(n rpc.Notification) {
 			return
 		}
 		b.mu.Lock()
-		s, known := b.sessions[st.SessionID]
+		s, known := h.sessions[st.SessionID]
 		if known {
 			s.State, s.Outcome, s.StateSource, s.Reason, s.Since, s.Prompt, s.Message =
 				st.State, st.Outcome, st.StateSource, st.Reason, st.Since, st.Prompt, st.Message
-			b.sessions[st.SessionID] = s
+			h.sessions[st.SessionID] = s
 		}
 		b.mu.Unlock()
 		if !known {
 			// A session started since the last list: its name and folder come from the list.
-			go b.relist(context.Background())
+			go b.relist(context.Background(), h)
 			return
 		}
-		b.changed(st.SessionID)
+		b.changed(key{h.name, st.SessionID})
 	case "session/exited":
-		go b.relist(context.Background())
+		go b.relist(context.Background(), h)
 	case "session/output":
 		var o rpc.OutputNotification
 		if json.Unmarshal(n.Params, &o) != nil {
 			return
 		}
 		b.mu.Lock()
-		w := b.watches[o.SessionID]
+		w := b.watches[key{h.name, o.SessionID}]
 		b.mu.Unlock()
 		if w == nil {
 			return
@@ -299,34 +505,38 @@ func (b *bridge) broadcast(make func(*stream) (event, bool)) {
 }
 
 // open registers a page's stream, watching one session's screen when
-// watchID is set. The first event is the snapshot.
-func (b *bridge) open(ctx context.Context, watchID string) *stream {
-	s := &stream{ch: make(chan event, 256), watch: watchID, gone: make(chan struct{})}
+// w.id is set. The first event is the snapshot.
+func (b *bridge) open(ctx context.Context, wk key) *stream {
+	s := &stream{ch: make(chan event, 256), watch: wk, gone: make(chan struct{})}
 	s.ch <- b.snapshotEvent()
 	b.mu.Lock()
 	b.streams[s] = struct{}{}
 	var start bool
-	if watchID != "" {
-		w := b.watches[watchID]
+	if wk.id != "" {
+		w := b.watches[wk]
 		if w == nil {
-			sess := b.sessions[watchID]
+			var sess rpc.Session
+			if h := b.byName[wk.host]; h != nil {
+				sess = h.sessions[wk.id]
+			}
 			w = &watch{screen: newScreen(sess.Cols, sess.Rows), dirty: make(chan struct{}, 1), stop: make(chan struct{})}
-			b.watches[watchID] = w
+			b.watches[wk] = w
 			start = true
-			go b.pump(watchID, w)
+			go b.pump(wk, w)
 		}
 		w.pages++
 	}
 	b.mu.Unlock()
 	if start {
-		b.subscribe(ctx, watchID)
-	} else if watchID != "" {
+		b.subscribe(ctx, wk)
+	} else if wk.id != "" {
 		// The screen is already drawn for other pages: this one gets it now.
 		b.mu.Lock()
-		w := b.watches[watchID]
+		w := b.watches[wk]
 		b.mu.Unlock()
 		if w != nil {
-			f, _ := w.screen.frame(watchID)
+			f, _ := w.screen.frame(wk.id)
+			f.Host = wk.host
 			data, _ := json.Marshal(f)
 			select {
 			case s.ch <- event{name: "screen", data: data}:
@@ -344,7 +554,7 @@ func (b *bridge) close(s *stream) {
 	delete(b.streams, s)
 	s.close()
 	var stop bool
-	if w := b.watches[s.watch]; s.watch != "" && w != nil {
+	if w := b.watches[s.watch]; s.watch.id != "" && w != nil {
 		w.pages--
 		if w.pages == 0 {
 			delete(b.watches, s.watch)
@@ -356,29 +566,33 @@ func (b *bridge) close(s *stream) {
 	if stop {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_ = b.call(ctx, "session/subscribe", rpc.SubscribeParams{SessionID: s.watch, Output: false}, nil)
+		_ = b.call(ctx, s.watch.host, "session/subscribe", rpc.SubscribeParams{SessionID: s.watch.id, Output: false}, nil)
 	}
 }
 
 // subscribe starts a watched session's output: a repaint, then live bytes.
-func (b *bridge) subscribe(ctx context.Context, id string) {
+func (b *bridge) subscribe(ctx context.Context, k key) {
 	b.mu.Lock()
-	w := b.watches[id]
+	w := b.watches[k]
 	b.mu.Unlock()
 	if w == nil {
 		return
 	}
 	w.screen.reset()
-	if err := b.call(ctx, "session/subscribe", rpc.SubscribeParams{SessionID: id, Output: true}, nil); err != nil {
-		msg, _ := json.Marshal(map[string]string{"sessionId": id, "error": errorMessage(err)})
-		b.broadcast(func(s *stream) (event, bool) { return event{name: "screen-error", data: msg}, s.watch == id })
+	if err := b.call(ctx, k.host, "session/subscribe", rpc.SubscribeParams{SessionID: k.id, Output: true}, nil); err != nil {
+		m := map[string]string{"sessionId": k.id, "error": errorMessage(err)}
+		if b.multi {
+			m["host"] = k.host
+		}
+		msg, _ := json.Marshal(m)
+		b.broadcast(func(s *stream) (event, bool) { return event{name: "screen-error", data: msg}, s.watch == k })
 	}
 }
 
 // pump sends a watched screen to its pages when it changed, at most once
 // per throttle: an agent redrawing its spinner 60 times a second costs
 // the phone ten frames.
-func (b *bridge) pump(id string, w *watch) {
+func (b *bridge) pump(k key, w *watch) {
 	var sent uint64
 	for {
 		select {
@@ -386,11 +600,12 @@ func (b *bridge) pump(id string, w *watch) {
 			return
 		case <-w.dirty:
 		}
-		f, rev := w.screen.frame(id)
+		f, rev := w.screen.frame(k.id)
+		f.Host = k.host
 		if rev != sent {
 			sent = rev
 			data, _ := json.Marshal(f)
-			b.broadcast(func(s *stream) (event, bool) { return event{name: "screen", data: data}, s.watch == id })
+			b.broadcast(func(s *stream) (event, bool) { return event{name: "screen", data: data}, s.watch == k })
 		}
 		select {
 		case <-w.stop:

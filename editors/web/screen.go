@@ -48,6 +48,7 @@ func (s *screen) reset() {
 // Frame is the screen as the page draws it: each row a list of runs of
 // text sharing one style.
 type Frame struct {
+	Host      string  `json:"host,omitempty"` // with --hosts
 	SessionID string  `json:"sessionId"`
 	Cols      int     `json:"cols"`
 	Rows      int     `json:"rows"`

@@ -43,6 +43,13 @@ const MaxBody = 16 << 10
 type Options struct {
 	Tokens *Tokens
 	Dial   DialFunc
+	// Machines, when set, are the hosts the page shows (agentd web
+	// --hosts), each with its own connection, in place of Dial: sessions,
+	// answers and screens carry their host's name.
+	Machines []Machine
+	// FirstWait bounds how long Start waits for the Machines' first tries
+	// (default 5 s): a host that does not answer holds up no link.
+	FirstWait time.Duration
 	// Hosts are the Host header values the page answers to ("name" or
 	// "name:port"); anything else is refused (DNS rebinding).
 	Hosts []string
@@ -110,7 +117,10 @@ func New(o Options) *Server {
 	if o.TokenCheck == 0 {
 		o.TokenCheck = 2 * time.Second
 	}
-	s := &Server{o: o, b: newBridge(o.Dial, o.Log), logins: newLimiter(o.LoginFailures, o.LoginWindow, o.LoginLockout, o.LoginLockoutMax, o.LoginSources), codes: newCodes(64), hosts: map[string]bool{}}
+	if o.FirstWait == 0 {
+		o.FirstWait = 5 * time.Second
+	}
+	s := &Server{o: o, b: newBridge(o.Dial, o.Machines, o.Log), logins: newLimiter(o.LoginFailures, o.LoginWindow, o.LoginLockout, o.LoginLockoutMax, o.LoginSources), codes: newCodes(64), hosts: map[string]bool{}}
 	for _, h := range o.Hosts {
 		s.hosts[strings.ToLower(h)] = true
 	}
@@ -120,12 +130,13 @@ func New(o Options) *Server {
 
 // Start connects to the daemon and keeps connecting until ctx ends. It
 // returns the first attempt's error (the server still runs: it tries
-// again every 2 s, and the page says it is not connected).
+// again every 2 s, and the page says it is not connected). With Machines
+// it connects to each, and returns their first tries' errors (or says
+// which are still trying after FirstWait); each host is tried again on
+// its own, and the page shows each one's state.
 func (s *Server) Start(ctx context.Context) error {
 	go s.o.Tokens.Watch(ctx, s.o.TokenCheck)
-	ready := make(chan error, 1)
-	go s.b.run(ctx, ready)
-	return <-ready
+	return s.b.start(ctx, s.o.FirstWait)
 }
 
 func (s *Server) routes() {
@@ -439,12 +450,24 @@ func (s *Server) hello(w http.ResponseWriter, r *http.Request, cookie string) {
 		httpError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"csrf": csrf, "allowInput": s.o.AllowInput, "version": s.o.Version,
-		"keepAliveMs": s.o.KeepAlive.Milliseconds()})
+	hello := map[string]any{"csrf": csrf, "allowInput": s.o.AllowInput, "version": s.o.Version,
+		"keepAliveMs": s.o.KeepAlive.Milliseconds()}
+	if s.b.multi {
+		var names []string
+		for _, h := range s.b.hosts {
+			names = append(names, h.name)
+		}
+		hello["hosts"] = names
+	}
+	writeJSON(w, http.StatusOK, hello)
 }
 
 func (s *Server) sessions(w http.ResponseWriter, r *http.Request, _ string) {
-	writeJSON(w, http.StatusOK, map[string]any{"sessions": s.b.list()})
+	out := map[string]any{"sessions": s.b.list()}
+	if s.b.multi {
+		out["hosts"] = s.b.hostInfos()
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 // events is the page's live feed (server-sent events): the sessions, each
@@ -459,10 +482,18 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, cookie string) {
 		httpError(w, http.StatusInternalServerError, "streaming unsupported")
 		return
 	}
-	watchID := r.URL.Query().Get("watch")
-	if len(watchID) > 200 {
+	watch := key{id: r.URL.Query().Get("watch")}
+	if len(watch.id) > 200 {
 		httpError(w, http.StatusBadRequest, "watch: session id too long")
 		return
+	}
+	if s.b.multi && watch.id != "" {
+		// The session's host: the same id may name a session on another.
+		watch.host = r.URL.Query().Get("host")
+		if s.b.byName[watch.host] == nil {
+			httpError(w, http.StatusBadRequest, fmt.Sprintf("watch: no host %q (give host=NAME with watch=SESSION)", watch.host))
+			return
+		}
 	}
 	rotated, gen := s.o.Tokens.changes()
 	issued, _ := cookieIssued(cookie)
@@ -471,7 +502,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, cookie string) {
 	h.Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
 	fl.Flush()
-	st := s.b.open(r.Context(), watchID)
+	st := s.b.open(r.Context(), watch)
 	defer s.b.close(st)
 	keepAlive := time.NewTicker(s.o.KeepAlive)
 	defer keepAlive.Stop()
@@ -539,9 +570,48 @@ func who(r *http.Request) []any {
 	return []any{"remote", r.RemoteAddr, "ua", r.UserAgent()}
 }
 
+// hostOf decodes a request's body, with its host when the page shows
+// several (--hosts), where "host" is required; without --hosts a "host"
+// field is unknown, as it always was. p is the protocol's params.
+func (s *Server) hostOf(body []byte, p any) (string, error) {
+	if !s.b.multi {
+		return "", strictJSON(body, p)
+	}
+	var h struct {
+		Host string `json:"host"`
+	}
+	// The same body twice: once for the host alone (other fields
+	// allowed), once strictly for the rest with "host" taken out.
+	if err := json.Unmarshal(body, &h); err != nil {
+		return "", fmt.Errorf("bad JSON: %v", err)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(body, &m); err != nil {
+		return "", fmt.Errorf("bad JSON: %v", err)
+	}
+	delete(m, "host")
+	rest, _ := json.Marshal(m)
+	if err := strictJSON(rest, p); err != nil {
+		return "", err
+	}
+	if h.Host == "" {
+		return "", errors.New("this page shows several hosts: say which (host)")
+	}
+	return h.Host, nil
+}
+
+// hostArgs is the host for the log, with --hosts.
+func (s *Server) hostArgs(host string) []any {
+	if !s.b.multi {
+		return nil
+	}
+	return []any{"host", host}
+}
+
 func (s *Server) answer(w http.ResponseWriter, r *http.Request, body []byte) {
 	var p rpc.AnswerParams
-	if err := strictJSON(body, &p); err != nil {
+	host, err := s.hostOf(body, &p)
+	if err != nil {
 		httpError(w, http.StatusBadRequest, err.Error())
 		return
 	}
@@ -550,10 +620,13 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, body []byte) {
 		return
 	}
 	// The log holds what was chosen and from where, never the text typed.
-	s.o.Log.Info("web: answer", append([]any{"session", p.SessionID, "prompt", p.PromptID, "option", p.OptionID, "textBytes", len(p.Text)}, who(r)...)...)
+	s.o.Log.Info("web: answer", append(append(s.hostArgs(host), "session", p.SessionID, "prompt", p.PromptID, "option", p.OptionID, "textBytes", len(p.Text)), who(r)...)...)
+	// To the host it was shown for and no other: the promptId, which
+	// names that one appearance of that prompt (its question, options and
+	// subject, salted by its session), is checked there afresh.
 	var res rpc.AnswerResult
-	if err := s.b.call(r.Context(), "runtime_answer", p, &res); err != nil {
-		s.o.Log.Info("web: answer refused", append([]any{"session", p.SessionID, "err", errorMessage(err)}, who(r)...)...)
+	if err := s.b.call(r.Context(), host, "runtime_answer", p, &res); err != nil {
+		s.o.Log.Info("web: answer refused", append(append(s.hostArgs(host), "session", p.SessionID, "err", errorMessage(err)), who(r)...)...)
 		rpcError(w, err)
 		return
 	}
@@ -562,12 +635,17 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, body []byte) {
 
 func (s *Server) seen(w http.ResponseWriter, r *http.Request, body []byte) {
 	var p rpc.SessionRef
-	if err := strictJSON(body, &p); err != nil || p.SessionID == "" {
-		httpError(w, http.StatusBadRequest, "seen needs sessionId")
+	host, err := s.hostOf(body, &p)
+	if err != nil || p.SessionID == "" {
+		msg := "seen needs sessionId"
+		if s.b.multi {
+			msg = "seen needs host and sessionId"
+		}
+		httpError(w, http.StatusBadRequest, msg)
 		return
 	}
-	s.o.Log.Info("web: seen", append([]any{"session", p.SessionID}, who(r)...)...)
-	if err := s.b.call(r.Context(), "session/seen", p, nil); err != nil {
+	s.o.Log.Info("web: seen", append(append(s.hostArgs(host), "session", p.SessionID), who(r)...)...)
+	if err := s.b.call(r.Context(), host, "session/seen", p, nil); err != nil {
 		rpcError(w, err)
 		return
 	}
@@ -583,12 +661,17 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request, body []byte) {
 		return
 	}
 	var p rpc.SendParams
-	if err := strictJSON(body, &p); err != nil || p.SessionID == "" || p.Text == "" {
-		httpError(w, http.StatusBadRequest, "send needs sessionId and text")
+	host, err := s.hostOf(body, &p)
+	if err != nil || p.SessionID == "" || p.Text == "" {
+		msg := "send needs sessionId and text"
+		if s.b.multi {
+			msg = "send needs host, sessionId and text"
+		}
+		httpError(w, http.StatusBadRequest, msg)
 		return
 	}
-	s.o.Log.Info("web: input", append([]any{"session", p.SessionID, "textBytes", len(p.Text), "submit", p.Submit}, who(r)...)...)
-	if err := s.b.call(r.Context(), "runtime_send", p, nil); err != nil {
+	s.o.Log.Info("web: input", append(append(s.hostArgs(host), "session", p.SessionID, "textBytes", len(p.Text), "submit", p.Submit), who(r)...)...)
+	if err := s.b.call(r.Context(), host, "runtime_send", p, nil); err != nil {
 		rpcError(w, err)
 		return
 	}
@@ -620,6 +703,15 @@ func httpError(w http.ResponseWriter, status int, msg string) {
 
 func rpcError(w http.ResponseWriter, err error) {
 	var e *jsonrpc2.Error
+	var down errHostDown
+	switch {
+	case errors.Is(err, errNoHost):
+		httpError(w, http.StatusNotFound, err.Error())
+		return
+	case errors.As(err, &down):
+		httpError(w, http.StatusServiceUnavailable, err.Error())
+		return
+	}
 	if !errors.As(err, &e) {
 		status := http.StatusBadGateway
 		if errors.Is(err, context.Canceled) {

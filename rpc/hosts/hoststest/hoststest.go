@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -179,15 +180,74 @@ func (h *Host) Up() {
 }
 
 // Down takes the host off the network: its ssh server and every
-// connection it serves end (its process group is killed). Its daemon and
-// sessions run on.
+// connection it serves end. Its daemon and sessions run on.
+//
+// sshd puts each connection in a session of its own (setsid), so killing
+// the server's process group leaves a long-lived connection (agentd web's)
+// up: the connections' processes are found as the server's descendants
+// (in /proc, where there is one), leaving out the daemon and what it runs.
 func (h *Host) Down() {
 	if h.cmd == nil {
 		return
 	}
+	conns := descendants(h.cmd.Process.Pid, h.daemonPid())
 	_ = syscall.Kill(-h.cmd.Process.Pid, syscall.SIGKILL)
+	for _, pid := range conns {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
 	_ = h.cmd.Wait()
 	h.cmd = nil
+}
+
+// daemonPid is the host's daemon's pid, from its lock file; 0 when none runs.
+func (h *Host) daemonPid() int {
+	b, err := os.ReadFile(h.Socket + ".lock")
+	if err != nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid
+}
+
+// descendants are root's descendants as /proc lists them, leaving out
+// skip and its own.
+func descendants(root, skip int) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	children := map[int][]int{}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …: comm may hold spaces and parentheses.
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) < 2 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		children[ppid] = append(children[ppid], pid)
+	}
+	var out []int
+	var walk func(int)
+	walk = func(p int) {
+		for _, c := range children[p] {
+			if c == skip {
+				continue
+			}
+			out = append(out, c)
+			walk(c)
+		}
+	}
+	walk(root)
+	return out
 }
 
 // Env is an environment for an agentd command run straight on the host
