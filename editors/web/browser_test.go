@@ -114,9 +114,15 @@ func countToolResults(reqs []fakemodel.Request) int {
 // and returns the link it prints and its token file.
 func startWebCommand(t *testing.T, d *daemon) (link, tokenFile string) {
 	t.Helper()
+	return startWebWith(t, d.env, "--listen", "127.0.0.1:0")
+}
+
+// startWebWith runs the real `agentd web args…` in env.
+func startWebWith(t *testing.T, env []string, args ...string) (link, tokenFile string) {
+	t.Helper()
 	tokenFile = filepath.Join(t.TempDir(), "web-token")
-	cmd := exec.Command(agentdBinary(t), "web", "--listen", "127.0.0.1:0")
-	cmd.Env = append(append([]string(nil), d.env...), "AGENTD_WEB_TOKEN_FILE="+tokenFile)
+	cmd := exec.Command(agentdBinary(t), append([]string{"web"}, args...)...)
+	cmd.Env = append(append([]string(nil), env...), "AGENTD_WEB_TOKEN_FILE="+tokenFile)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,9 @@
 # security tests against the real handler and a real daemon, and the
 # end-to-end test in Chromium with the demo agent and the real Claude Code
 # offline (AGENTD_AGENTS_CACHE; AGENTD_REQUIRE_AGENTS=1 makes a missing
-# agent fail) — and cmd/agentd's tests of `agentd web`. Screenshots go to
+# agent fail), and the page of `agentd web --hosts` over two real OpenSSH
+# servers on loopback (openssh-server, which .ci/run installs) — and
+# cmd/agentd's tests of `agentd web` (TestWeb*, --hosts among them). Screenshots go to
 # editors/web/artifacts/. The last line is always `web: N passed, N failed`.
 set -uo pipefail
 

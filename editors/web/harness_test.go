@@ -205,6 +205,7 @@ type page struct {
 
 type pageOpts struct {
 	dial       DialFunc
+	machines   []Machine // agentd web --hosts
 	allowInput bool
 	now        func() time.Time
 	hosts      []string // more names the server answers to
@@ -231,7 +232,7 @@ func newPage(t testing.TB, o pageOpts) *page {
 	var mu sync.Mutex
 	log := &strings.Builder{}
 	logger := slog.New(slog.NewTextHandler(lockedWriter{&mu, log}, nil))
-	srv := New(Options{Tokens: tokens, Dial: o.dial, Hosts: append([]string{ln.Addr().String(), "localhost:" + portOf(ln)}, o.hosts...),
+	srv := New(Options{Tokens: tokens, Dial: o.dial, Machines: o.machines, Hosts: append([]string{ln.Addr().String(), "localhost:" + portOf(ln)}, o.hosts...),
 		AllowInput: o.allowInput, Version: "test", Log: logger, Now: o.now, KeepAlive: o.keepAlive})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)

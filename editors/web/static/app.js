@@ -8,7 +8,15 @@ const order = { blocked: 0, error: 1, done: 2, working: 3, idle: 4, exited: 5 };
 let csrf = '';
 let allowInput = false;
 let sessions = new Map();
-let selected = '';
+// With agentd web --hosts the page shows several hosts: each session is
+// keyed by its host and its id (two hosts may both have an "s1"), and the
+// list is grouped under a header per host saying whether it is up.
+let multi = false;
+let hostOrder = [];
+let hosts = new Map(); // name → {name, state, error, retryInMs}
+let selected = ''; // the selected session's key
+let selHost = '';
+let selId = '';
 let source = null;
 let shownPrompt = ''; // the promptId whose buttons are on the page
 let connected = false;
@@ -21,6 +29,23 @@ let heardAt = Date.now();
 let triedAt = 0;
 let stale = false;
 let signedOut = false;
+
+// key names a session on the page: its id, or host and id with --hosts.
+function key(host, id) { return multi ? host + '\n' + id : id; }
+function skey(s) { return key(s.host, s.sessionId); }
+function hostUp(name) { return !multi || (hosts.get(name) || {}).state === 'up'; }
+function setHosts(list) {
+  if (!multi || !list) return;
+  hosts = new Map(list.map((h) => [h.name, h]));
+}
+// hostWords says a host's state, and why it is not up (its error is the
+// host's or ssh's text: it goes in as text only).
+function hostWords(h) {
+  if (!h || h.state === 'up') return '';
+  let w = h.error || '';
+  if (h.retryInMs > 0) w += (w ? ' · ' : '') + 'next try in ' + Math.max(1, Math.round(h.retryInMs / 1000)) + ' s';
+  return w;
+}
 
 function el(tag, cls, text) {
   const e = document.createElement(tag);
@@ -70,25 +95,47 @@ function renderList() {
   list.replaceChildren();
   const all = [...sessions.values()].sort((a, b) =>
     (order[a.state] ?? 9) - (order[b.state] ?? 9) || (a.since < b.since ? 1 : -1));
+  if (multi) {
+    // A group per host, in config.toml's order, each under its header.
+    for (const name of hostOrder) {
+      const h = hosts.get(name) || { name, state: 'connecting' };
+      const group = el('div', 'group' + (h.state === 'up' ? '' : ' off'));
+      group.dataset.host = name;
+      const head = el('div', 'hosthead');
+      head.append(el('span', 'hostname', name), el('span', 'hoststate hs-' + h.state.replace(/ /g, '-'), h.state));
+      group.append(head);
+      const why = hostWords(h);
+      if (why) group.append(el('div', 'hosterr', why));
+      const mine = all.filter((s) => s.host === name);
+      if (mine.length === 0 && h.state === 'up') group.append(el('p', 'empty hostempty', 'No sessions.'));
+      for (const s of mine) group.append(card(s));
+      list.append(group);
+    }
+    return;
+  }
   if (all.length === 0) {
     list.append(el('p', 'empty', connected ? 'No sessions. Start an agent from your editor or with agentd run.' : 'Not connected to the agentd daemon.'));
     return;
   }
-  for (const s of all) {
-    const b = el('button', 'card st-' + s.state + (s.sessionId === selected ? ' sel' : ''));
-    b.type = 'button';
-    b.dataset.session = s.sessionId;
-    const top = el('div', 'top');
-    top.append(el('span', 'name', s.name || s.sessionId), el('span', 'badge b-' + s.state, stateLabel(s)));
-    b.append(top, el('div', 'sub', (s.agent || '?') + ' · ' + shortPath(s.cwd)));
-    if (s.state === 'blocked' && s.prompt) {
-      const sub = s.prompt.subject;
-      if (sub && sub.text) b.append(el('div', 'q subj', `${sub.kind}: ${sub.text}`));
-      else if (s.prompt.question) b.append(el('div', 'q', s.prompt.question));
-    }
-    b.addEventListener('click', () => select(s.sessionId));
-    list.append(b);
+  for (const s of all) list.append(card(s));
+}
+
+// card is a session's button in the list.
+function card(s) {
+  const b = el('button', 'card st-' + s.state + (skey(s) === selected ? ' sel' : ''));
+  b.type = 'button';
+  b.dataset.session = s.sessionId;
+  if (multi) b.dataset.host = s.host;
+  const top = el('div', 'top');
+  top.append(el('span', 'name', s.name || s.sessionId), el('span', 'badge b-' + s.state, stateLabel(s)));
+  b.append(top, el('div', 'sub', (s.agent || '?') + ' · ' + shortPath(s.cwd)));
+  if (s.state === 'blocked' && s.prompt) {
+    const sub = s.prompt.subject;
+    if (sub && sub.text) b.append(el('div', 'q subj', `${sub.kind}: ${sub.text}`));
+    else if (s.prompt.question) b.append(el('div', 'q', s.prompt.question));
   }
+  b.addEventListener('click', () => select(s.host, s.sessionId));
+  return b;
 }
 
 function renderInfo() {
@@ -104,15 +151,24 @@ function renderInfo() {
   }
   const h = el('h2');
   h.append(el('span', '', s.name || s.sessionId), el('span', 'badge b-' + s.state, stateLabel(s)));
-  info.append(h, el('div', 'sub', s.agent + ' · ' + s.cwd + ' · ' + s.sessionId));
+  info.append(h, el('div', 'sub', (multi ? s.host + ' · ' : '') + s.agent + ' · ' + s.cwd + ' · ' + s.sessionId));
   if (s.message) info.append(el('div', 'sub', s.message));
+  if (multi) {
+    const up = hostUp(s.host);
+    document.body.classList.toggle('offline', !up);
+    if (!up) {
+      const hi = hosts.get(s.host) || { state: 'not connected' };
+      info.append(el('div', 'hostnote', 'Host ' + s.host + ' is ' + hi.state + (hostWords(hi) ? ': ' + hostWords(hi) : '') +
+        '. This is what it showed last; answers are off until it is back.'));
+    }
+  }
   $('sendform').hidden = !(allowInput && s.state !== 'exited');
   renderPrompt(s);
   // The person is looking at it: a finished turn is seen (done → idle).
-  const key = s.sessionId + '@' + s.since;
-  if (s.state === 'done' && !seenSent.has(key)) {
-    seenSent.add(key);
-    post('/api/seen', { sessionId: s.sessionId }).catch((e) => notice('Could not mark it seen: ' + e.message));
+  const seenKey = skey(s) + '@' + s.since;
+  if (s.state === 'done' && hostUp(s.host) && !seenSent.has(seenKey)) {
+    seenSent.add(seenKey);
+    post('/api/seen', withHost(s.host, { sessionId: s.sessionId })).catch((e) => notice('Could not mark it seen: ' + e.message));
   }
 }
 
@@ -122,7 +178,9 @@ function renderInfo() {
 function renderPrompt(s) {
   const box = $('prompt');
   const p = s.state === 'blocked' ? s.prompt : null;
-  const id = p ? p.promptId : '';
+  const up = hostUp(s.host);
+  // A host going down or coming back redraws the buttons (off, or on).
+  const id = p ? p.promptId + (up ? '' : '|off') : '';
   if (id === shownPrompt && box.childElementCount > 0 === !!p) return;
   shownPrompt = id;
   box.replaceChildren();
@@ -136,7 +194,8 @@ function renderPrompt(s) {
     const b = el('button', o.kind || '', o.label);
     b.type = 'button';
     b.dataset.option = o.id;
-    b.addEventListener('click', () => answer(s.sessionId, p.promptId, { optionId: o.id }, card));
+    if (!up) b.disabled = true;
+    b.addEventListener('click', () => answer(s.host, s.sessionId, p.promptId, { optionId: o.id }, card));
     opts.append(b);
   }
   card.append(opts);
@@ -148,10 +207,11 @@ function renderPrompt(s) {
     input.maxLength = 4000;
     const b = el('button', '', 'Answer');
     b.type = 'submit';
+    if (!up) b.disabled = true;
     f.append(input, b);
     f.addEventListener('submit', (ev) => {
       ev.preventDefault();
-      if (input.value) answer(s.sessionId, p.promptId, { text: input.value }, card);
+      if (input.value) answer(s.host, s.sessionId, p.promptId, { text: input.value }, card);
     });
     card.append(f);
   }
@@ -189,13 +249,14 @@ function renderSubject(sub) {
 
 // answer sends the promptId the buttons were drawn for: if the agent has
 // moved on, the daemon refuses and nothing is typed.
-async function answer(sessionId, promptId, choice, card) {
-  if (stale) return; // the buttons are off while the page may show an old prompt
+// With --hosts it goes to the host it was shown for, and no other.
+async function answer(host, sessionId, promptId, choice, card) {
+  if (stale || !hostUp(host)) return; // the buttons are off while the page may show an old prompt
   const buttons = card.querySelectorAll('button');
   buttons.forEach((b) => { b.disabled = true; });
   notice('');
   try {
-    const res = await post('/api/answer', { sessionId, promptId, ...choice });
+    const res = await post('/api/answer', withHost(host, { sessionId, promptId, ...choice }));
     notice('Answered. The agent is now ' + res.state + '.', true);
     // The same question still up (the keys did not take): let the person try again.
     if (res.state === 'blocked' && res.prompt && res.prompt.promptId === promptId) buttons.forEach((b) => { b.disabled = false; });
@@ -211,19 +272,23 @@ async function answer(sessionId, promptId, choice, card) {
   }
 }
 
+// withHost adds the host to a request's body with --hosts.
+function withHost(host, body) { return multi ? { host, ...body } : body; }
+
 async function refresh() {
   try {
     const r = await fetch('/api/sessions', { credentials: 'same-origin' });
     if (!r.ok) return;
     const d = await r.json();
-    sessions = new Map(d.sessions.map((s) => [s.sessionId, s]));
+    setHosts(d.hosts);
+    sessions = new Map(d.sessions.map((s) => [skey(s), s]));
     renderList();
     renderInfo();
   } catch (_) { /* the live feed will catch up */ }
 }
 
 function renderScreen(f) {
-  if (f.sessionId !== selected) return;
+  if (f.sessionId !== selId || (multi && f.host !== selHost)) return;
   const pre = $('screen');
   const frag = document.createDocumentFragment();
   f.lines.forEach((line, y) => {
@@ -246,15 +311,17 @@ function renderScreen(f) {
   pre.replaceChildren(frag);
 }
 
-function select(id) {
-  selected = id;
+function select(host, id) {
+  selHost = id ? host || '' : '';
+  selId = id || '';
+  selected = id ? key(selHost, id) : '';
   shownPrompt = '';
   $('prompt').replaceChildren();
   notice('');
   $('screen').replaceChildren();
   document.body.classList.toggle('open', !!id);
   $('back').hidden = !id;
-  if (id) history.replaceState(null, '', '#' + encodeURIComponent(id));
+  if (id) history.replaceState(null, '', '#' + encodeURIComponent(multi ? selHost + ':' + id : id));
   else history.replaceState(null, '', '/');
   renderList();
   renderInfo();
@@ -287,7 +354,7 @@ function renderConn(err) {
 function setStale(on, why) {
   stale = on;
   document.body.classList.toggle('stale', on);
-  document.querySelectorAll('#prompt button').forEach((b) => { b.disabled = on; });
+  document.querySelectorAll('#prompt button').forEach((b) => { b.disabled = on || !hostUp(selHost); });
   const banner = $('banner');
   banner.textContent = on ? why : '';
   banner.hidden = !on;
@@ -316,12 +383,13 @@ function connect() {
   if (signedOut) return;
   if (source) source.close();
   triedAt = Date.now();
-  const url = '/api/events' + (selected ? '?watch=' + encodeURIComponent(selected) : '');
+  const url = '/api/events' + (selId ? '?watch=' + encodeURIComponent(selId) + (multi ? '&host=' + encodeURIComponent(selHost) : '') : '');
   source = new EventSource(url);
   source.addEventListener('sessions', (ev) => {
     heard();
     const d = JSON.parse(ev.data);
-    sessions = new Map(d.sessions.map((s) => [s.sessionId, s]));
+    setHosts(d.hosts);
+    sessions = new Map(d.sessions.map((s) => [skey(s), s]));
     setConn(d.connected, d.error);
     renderList();
     renderInfo();
@@ -329,15 +397,15 @@ function connect() {
   source.addEventListener('update', (ev) => {
     heard();
     const d = JSON.parse(ev.data);
-    for (const s of d.sessions) sessions.set(s.sessionId, s);
+    for (const s of d.sessions) sessions.set(skey(s), s);
     renderList();
-    if (d.sessions.some((s) => s.sessionId === selected)) renderInfo();
+    if (d.sessions.some((s) => skey(s) === selected)) renderInfo();
   });
   source.addEventListener('screen', (ev) => { heard(); renderScreen(JSON.parse(ev.data)); });
   source.addEventListener('screen-error', (ev) => {
     heard();
     const d = JSON.parse(ev.data);
-    if (d.sessionId === selected) $('screen').replaceChildren(el('span', 'screennote', 'No screen: ' + d.error));
+    if (d.sessionId === selId && (!multi || d.host === selHost)) $('screen').replaceChildren(el('span', 'screennote', 'No screen: ' + d.error));
   });
   source.addEventListener('ping', heard);
   // The token was rotated or the sign-in expired: reconnecting would only
@@ -387,16 +455,21 @@ async function start() {
   csrf = h.csrf;
   allowInput = h.allowInput;
   if (h.keepAliveMs > 0) keepAliveMs = h.keepAliveMs;
+  if (Array.isArray(h.hosts)) {
+    multi = true;
+    hostOrder = h.hosts;
+    document.body.classList.add('multi');
+  }
   setInterval(watchdog, 1000);
-  $('back').addEventListener('click', () => select(''));
+  $('back').addEventListener('click', () => select('', ''));
   $('linkbtn').addEventListener('click', linkDevice);
   $('linkclose').addEventListener('click', () => $('linkdlg').close());
   $('sendform').addEventListener('submit', async (ev) => {
     ev.preventDefault();
     const input = $('sendtext');
-    if (!input.value || !selected) return;
+    if (!input.value || !selId) return;
     try {
-      await post('/api/send', { sessionId: selected, text: input.value, submit: true });
+      await post('/api/send', withHost(selHost, { sessionId: selId, text: input.value, submit: true }));
       input.value = '';
       notice('Sent.', true);
     } catch (e) {
@@ -404,7 +477,9 @@ async function start() {
     }
   });
   const want = decodeURIComponent(location.hash.slice(1));
-  if (want) select(want); else { renderInfo(); connect(); }
+  if (want && multi && want.includes(':')) select(want.slice(0, want.indexOf(':')), want.slice(want.indexOf(':') + 1));
+  else if (want) select('', want);
+  else { renderInfo(); connect(); }
 }
 
 start();
