@@ -125,10 +125,12 @@ commands:
   run [--name N] [--agent A] [--cwd DIR] [-H HOST] -- ARGV...
             start ARGV as a session in the daemon and attach to it
   web [--listen 127.0.0.1:7433] [--qr] [--rotate] [--allow-input] [--host NAME]
-      [--tls-cert FILE --tls-key FILE] [--trusted-network]
+      [--hosts] [--tls-cert FILE --tls-key FILE] [--trusted-network]
             serve a page to watch and answer the sessions from a phone or a
             browser (docs/web.md): prints a one-time sign-in link, fresh
-            at each start (the access token stays in its file)
+            at each start (the access token stays in its file); --hosts
+            also shows every host of config.toml's [[hosts]], grouped by
+            host, each over one ssh connection (never starting a daemon)
   SESSION is a session id or a unique name, or HOST:SESSION for one on a
   host of config.toml's [[hosts]] (as -H HOST does, on wait, answer, send,
   kill, attach, run and capture: reached with your own ssh); the daemon's
