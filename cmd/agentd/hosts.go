@@ -239,12 +239,27 @@ func lsAll(socket string, asJSON bool, stdout, stderr io.Writer) int {
 func cmdHosts(args []string, stdout, stderr io.Writer) int {
 	fs, socket := newFlags("hosts", stderr)
 	asJSON := fs.Bool("json", false, "print the hosts as JSON")
+	configured := fs.Bool("configured", false, "print the configured hosts as JSON without reaching any: what an editor starts a sidecar for (agentd --stdio --host NAME)")
 	if _, err := parseArgs(fs, args); err != nil {
 		return exitUsage
 	}
 	list, err := configuredHosts()
 	if err != nil {
 		return fail(stderr, "hosts", err)
+	}
+	if *configured {
+		type entry struct {
+			Name  string `json:"name"`
+			Local bool   `json:"local,omitempty"`
+			SSH   string `json:"ssh,omitempty"`
+		}
+		out := []entry{}
+		for _, h := range list {
+			out = append(out, entry{Name: h.Name, Local: h.Local, SSH: h.SSH})
+		}
+		b, _ := json.Marshal(map[string]any{"hosts": out})
+		fmt.Fprintln(stdout, string(b))
+		return exitOK
 	}
 	reports := reportHosts(*socket, list)
 	if *asJSON {

@@ -24,6 +24,12 @@ func TestStdioForwardsToAHost(t *testing.T) {
 	hoststest.WriteConfig(t, configHome, a)
 	d.env = append(d.env, "XDG_CONFIG_HOME="+configHome)
 
+	// What an editor reads to start a sidecar per host: no host reached.
+	out, errOut, code := d.cli("hosts", "--configured")
+	if code != 0 || strings.TrimSpace(out) != `{"hosts":[{"name":"local","local":true},{"name":"a","ssh":"127.0.0.1"}]}` {
+		t.Fatalf("agentd hosts --configured: exit %d\n%s%s", code, out, errOut)
+	}
+
 	c := startClient(t, []string{"--stdio", "--host", "a"}, d.env)
 	if c.init.Daemon.Pid == 0 || c.init.Daemon.Pid == d.pid() {
 		t.Fatalf("initialize through --host a: daemon %+v; want host a's daemon, started there", c.init.Daemon)
@@ -42,7 +48,7 @@ func TestStdioForwardsToAHost(t *testing.T) {
 	}
 
 	// The session runs on there, waiting on the same prompt.
-	out, errOut, code := d.cli("ls", "-H", "a", "--json")
+	out, errOut, code = d.cli("ls", "-H", "a", "--json")
 	var l sessionList
 	if code != 0 || json.Unmarshal([]byte(out), &l) != nil || len(l.Sessions) != 1 || l.Sessions[0].State != "blocked" ||
 		l.Sessions[0].Prompt == nil || l.Sessions[0].Prompt.PromptID != p.Prompt.PromptID {

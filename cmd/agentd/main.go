@@ -108,9 +108,10 @@ commands:
   ls [--json] [--all | -H HOST]
             list the sessions, with their states and prompts; --all: of
             every host in config.toml's [[hosts]], with a HOST column
-  hosts [--json]
+  hosts [--json] [--configured]
             each configured host: reachable or not, its daemon's version,
-            its sessions and how many wait on a person (docs/hosts.md)
+            its sessions and how many wait on a person (docs/hosts.md);
+            --configured: the entries as JSON, reaching none
   wait SESSION --until blocked|idle|done|working|error|exited|changed [--timeout D] [--json]
             wait for a state: exit 0 reached, 1 timed out, 3 ended first, 2 error
   answer SESSION OPTION | --text TEXT [--prompt ID]
