@@ -7,16 +7,75 @@ import * as vscode from 'vscode';
 
 import { agentChoices, AgentChoice } from './agents';
 import { isAgentdError } from './client';
-import { Ctx } from './ctx';
+import { Ctx, HostBundle } from './ctx';
 import { age, agentIcon, escapeIcons, promptText, sessionName, splitCommandLine, stateLabel, subjectAction } from './format';
 import { AuthMethod, AuthRequiredData, ErrorCodes, Session, SpawnParams } from './protocol';
 
-type SessionArg = string | { sessionId: string } | undefined;
+type SessionArg = string | { sessionId: string; host?: string } | undefined;
 
 function idOf(arg: SessionArg): string | undefined {
   if (typeof arg === 'string') return arg;
   if (arg && typeof arg === 'object' && typeof arg.sessionId === 'string') return arg.sessionId;
   return undefined;
+}
+
+/** The host a row names (several hosts); undefined: this machine. */
+export function hostOf(arg: SessionArg): string | undefined {
+  return arg && typeof arg === 'object' && typeof arg.host === 'string' ? arg.host : undefined;
+}
+
+/** What a command routes by: the hosts, this machine's first, and which one a name is. */
+export type Hosts = Pick<Ctx, 'bundles' | 'bundle' | 'multi'>;
+
+/** A session and the host it runs on: every action on it goes to that host's connection. */
+export interface OnHost {
+  s: Session;
+  b: HostBundle;
+}
+
+/** A session's name, with its host when the window shows several. */
+export function nameOn(ctx: Pick<Hosts, 'multi'>, x: OnHost): string {
+  return ctx.multi ? `${sessionName(x.s)} on ${x.b.name}` : sessionName(x.s);
+}
+
+/** The blocked sessions of every host, waiting longest first. */
+export function blockedOnHosts(ctx: Hosts): OnHost[] {
+  const t = (s: Session) => {
+    const n = Date.parse(s.since);
+    return Number.isNaN(n) ? 0 : n;
+  };
+  return ctx
+    .bundles()
+    .flatMap((b) => b.store.blocked().map((s) => ({ s, b })))
+    .sort((x, y) => t(x.s) - t(y.s));
+}
+
+/** "agentd: Answer Prompt" with several hosts: the row's session on its host, else the only blocked one, else a pick naming each host. */
+export async function answerOnHosts(ctx: Hosts, arg: SessionArg): Promise<void> {
+  const id = idOf(arg);
+  if (id) {
+    const b = ctx.bundle(hostOf(arg));
+    if (!b) {
+      void vscode.window.showInformationMessage(`Host ${hostOf(arg)} is not configured any more.`);
+      return;
+    }
+    return b.prompts.answerPrompt(id);
+  }
+  const blocked = blockedOnHosts(ctx);
+  if (blocked.length === 0) {
+    void vscode.window.showInformationMessage('No agent is waiting on you.');
+    return;
+  }
+  const one =
+    blocked.length === 1
+      ? blocked[0]
+      : (
+          await vscode.window.showQuickPick(
+            blocked.map((x) => ({ label: nameOn(ctx, x), description: escapeIcons(x.s.prompt ? promptText(x.s.prompt) : ''), x })),
+            { placeHolder: 'Which agent do you want to answer?' },
+          )
+        )?.x;
+  if (one) await one.b.prompts.answerPrompt(one.s.sessionId);
 }
 
 export function registerCommands(ctx: Ctx): vscode.Disposable[] {
@@ -31,10 +90,15 @@ export function registerCommands(ctx: Ctx): vscode.Disposable[] {
     });
   return [
     reg('agentd.newSession', () => newSession(ctx)),
-    reg('agentd.answerPrompt', (arg?: SessionArg) => ctx.prompts.answerPrompt(idOf(arg))),
-    reg('agentd.answerLongestWaiting', () => ctx.prompts.answerLongestWaiting()),
+    reg('agentd.answerPrompt', (arg?: SessionArg) => (ctx.multi ? answerOnHosts(ctx, arg) : ctx.prompts.answerPrompt(idOf(arg)))),
+    reg('agentd.answerLongestWaiting', async () => {
+      if (!ctx.multi) return ctx.prompts.answerLongestWaiting();
+      const x = blockedOnHosts(ctx)[0];
+      if (!x) return void (await vscode.commands.executeCommand('agentd.sessions.focus'));
+      await x.b.prompts.answerPrompt(x.s.sessionId);
+    }),
     reg('agentd.showSubject', async (arg?: SessionArg) => {
-      const s = await session(ctx, arg, (s) => s.state === 'blocked' && !!subjectAction(s.prompt?.subject), 'Show what which prompt approves?');
+      const s = (await session(ctx, arg, (s) => s.state === 'blocked' && !!subjectAction(s.prompt?.subject), 'Show what which prompt approves?'))?.s;
       if (!s?.prompt || !subjectAction(s.prompt.subject)) {
         if (s) void vscode.window.showInformationMessage(`${sessionName(s)} is not waiting on a prompt with more to show${s.state === 'blocked' ? '' : ` (it is ${s.state})`}.`);
         return;
@@ -42,35 +106,37 @@ export function registerCommands(ctx: Ctx): vscode.Disposable[] {
       await ctx.subjects.show(sessionName(s), s.prompt);
     }),
     reg('agentd.openTerminal', async (arg?: SessionArg) => {
-      const s = await session(ctx, arg, (s) => s.state !== 'exited' || ctx.terminals.has(s.sessionId), 'Open which session in a terminal?');
-      if (!s) return;
+      const x = await session(ctx, arg, (s, b) => s.state !== 'exited' || b.terminals.has(s.sessionId), 'Open which session in a terminal?');
+      if (!x) return;
+      const s = x.s;
       if (s.agentInfo) {
         // An ACP session has no screen: its login's terminal, if it is
         // logging in; else say where its prompts and tasks go.
-        const login = s.loginSessionId ? ctx.store.get(s.loginSessionId) : undefined;
-        if (login) return void ctx.terminals.show(login);
+        const login = s.loginSessionId ? x.b.store.get(s.loginSessionId) : undefined;
+        if (login) return void x.b.terminals.show(login);
         void vscode.window.showInformationMessage(
           `${sessionName(s)} runs over ACP and has no terminal: its permission requests come as notices, and "agentd: Send Selection to Agent" gives it a task.`,
         );
         return;
       }
-      ctx.terminals.show(s);
+      x.b.terminals.show(s);
     }),
     reg('agentd.markSeen', async (arg?: SessionArg) => {
-      const s = await session(ctx, arg, (s) => s.state === 'done', 'Mark which finished session as seen?');
-      if (s) await ctx.agentd.seen(s.sessionId);
+      const x = await session(ctx, arg, (s) => s.state === 'done', 'Mark which finished session as seen?');
+      if (x) await x.b.agentd.seen(x.s.sessionId);
     }),
     reg('agentd.killSession', async (arg?: SessionArg) => {
-      const s = await session(ctx, arg, (s) => s.state !== 'exited', 'End which session? (its process group gets SIGHUP)', idOf(arg) === undefined);
-      if (s) await ctx.agentd.kill({ sessionId: s.sessionId });
+      const x = await session(ctx, arg, (s) => s.state !== 'exited', 'End which session? (its process group gets SIGHUP)', idOf(arg) === undefined);
+      if (x) await x.b.agentd.kill({ sessionId: x.s.sessionId });
     }),
     reg('agentd.removeSession', (arg?: SessionArg) => {
       const id = idOf(arg);
-      if (id && ctx.store.get(id)?.state === 'exited') ctx.store.remove(id);
+      const b = ctx.bundle(hostOf(arg));
+      if (id && b && b.store.get(id)?.state === 'exited') b.store.remove(id);
     }),
-    reg('agentd.clearExited', () => ctx.store.clearExited()),
+    reg('agentd.clearExited', () => ctx.bundles().reduce((n, b) => n + b.store.clearExited(), 0)),
     reg('agentd.sendSelection', () => sendSelection(ctx)),
-    reg('agentd.refresh', () => ctx.refresh()),
+    reg('agentd.refresh', () => (ctx.multi ? ctx.refreshAll() : ctx.refresh())),
     reg('agentd.restart', () => ctx.agentd.restart()),
     reg('agentd.stopDaemon', () => ctx.stopDaemon()),
     reg('agentd.showLog', () => ctx.output.show(true)),
@@ -78,26 +144,30 @@ export function registerCommands(ctx: Ctx): vscode.Disposable[] {
   ];
 }
 
-/** The session a command is about: the argument, else the only candidate, else a pick. */
-async function session(ctx: Pick<Ctx, 'store'>, arg: SessionArg, filter: (s: Session) => boolean, placeHolder: string, alwaysAsk = false): Promise<Session | undefined> {
+/** The session a command is about, with its host: the argument, else the only candidate, else a pick. */
+async function session(ctx: Hosts, arg: SessionArg, filter: (s: Session, b: HostBundle) => boolean, placeHolder: string, alwaysAsk = false): Promise<OnHost | undefined> {
   const id = idOf(arg);
-  if (id) return ctx.store.get(id);
-  const candidates = ctx.store.all().filter(filter);
+  if (id) {
+    const b = ctx.bundle(hostOf(arg));
+    const s = b?.store.get(id);
+    return b && s ? { s, b } : undefined;
+  }
+  const candidates = ctx.bundles().flatMap((b) => b.store.all().filter((s) => filter(s, b)).map((s) => ({ s, b })));
   if (candidates.length === 0) {
     void vscode.window.showInformationMessage('No agent session fits. Start one with "agentd: New Agent Session".');
     return undefined;
   }
   if (candidates.length === 1 && !alwaysAsk) return candidates[0];
   const pick = await vscode.window.showQuickPick(
-    candidates.map((s) => ({
-      label: `$(${agentIcon(s.agent)}) ${sessionName(s)}`,
-      description: `${stateLabel(s)} · ${age(s)}`,
-      detail: s.state === 'blocked' && s.prompt ? escapeIcons(promptText(s.prompt)) : undefined,
-      s,
+    candidates.map((x) => ({
+      label: `$(${agentIcon(x.s.agent)}) ${nameOn(ctx, x)}`,
+      description: `${stateLabel(x.s)} · ${age(x.s)}`,
+      detail: x.s.state === 'blocked' && x.s.prompt ? escapeIcons(promptText(x.s.prompt)) : undefined,
+      x,
     })),
     { placeHolder },
   );
-  return pick?.s;
+  return pick?.x;
 }
 
 function workspaceCwd(): string {
@@ -212,9 +282,28 @@ export async function logIn(ctx: Pick<Ctx, 'agentd' | 'store' | 'terminals' | 'l
   return s;
 }
 
-let lastTarget: string | undefined;
+let lastTarget: { id: string; host: string } | undefined;
 
-export async function sendSelection(ctx: Pick<Ctx, 'store' | 'agentd' | 'prompts' | 'terminals' | 'config'>): Promise<void> {
+/** One machine's parts: its bundle, as a window with one host has. */
+type OneHost = Pick<Ctx, 'store' | 'agentd' | 'prompts' | 'terminals' | 'config'>;
+
+function hostsOf(ctx: (Hosts & Pick<Ctx, 'config'>) | OneHost): Hosts & Pick<Ctx, 'config'> {
+  if ('bundles' in ctx) return ctx;
+  const b: HostBundle = {
+    name: 'local',
+    local: true,
+    agentd: ctx.agentd,
+    store: ctx.store,
+    prompts: ctx.prompts,
+    terminals: ctx.terminals,
+    markSeen: () => undefined,
+    openTerminal: () => undefined,
+  };
+  return { bundles: () => [b], bundle: (h) => (h === undefined || h === b.name ? b : undefined), multi: false, config: ctx.config };
+}
+
+export async function sendSelection(c: (Hosts & Pick<Ctx, 'config'>) | OneHost): Promise<void> {
+  const ctx = hostsOf(c);
   const editor = vscode.window.activeTextEditor;
   if (!editor) {
     void vscode.window.showInformationMessage('Open a file and select the text to send to an agent.');
@@ -227,19 +316,29 @@ export async function sendSelection(ctx: Pick<Ctx, 'store' | 'agentd' | 'prompts
     return;
   }
   // The agent whose terminal is active, else the one sent to last, else ask.
-  const fromTerminal = ctx.terminals.sessionOf(vscode.window.activeTerminal);
-  let target = [fromTerminal, lastTarget].map((id) => id && ctx.store.get(id)).find((s) => s && s.state !== 'exited');
+  const active = vscode.window.activeTerminal;
+  const fromTerminal = ctx
+    .bundles()
+    .map((b) => ({ id: b.terminals.sessionOf(active), host: b.name }))
+    .find((t) => t.id !== undefined) as { id: string; host: string } | undefined;
+  const onHost = (t: { id: string; host: string } | undefined): OnHost | undefined => {
+    const b = t && ctx.bundle(t.host);
+    const s = t && b?.store.get(t.id);
+    return b && s ? { s, b } : undefined;
+  };
+  let target = [fromTerminal, lastTarget].map(onHost).find((x) => x && x.s.state !== 'exited');
   if (!target) target = await session(ctx, undefined, (s) => s.state !== 'exited', 'Send the selection to which agent?');
   if (!target) return;
-  lastTarget = target.sessionId;
+  const { b } = target;
+  lastTarget = { id: target.s.sessionId, host: b.name };
   try {
-    await ctx.agentd.send({ sessionId: target.sessionId, text, submit: ctx.config.submitOnSend });
-    vscode.window.setStatusBarMessage(`$(check) agentd: sent ${text.length} characters to ${sessionName(target)}`, 4000);
+    await b.agentd.send({ sessionId: target.s.sessionId, text, submit: ctx.config.submitOnSend });
+    vscode.window.setStatusBarMessage(`$(check) agentd: sent ${text.length} characters to ${nameOn(ctx, target)}`, 4000);
   } catch (e) {
     if (isAgentdError(e, ErrorCodes.SessionBlocked)) {
-      const prompt = e.prompt ?? ctx.store.get(target.sessionId)?.prompt;
+      const prompt = e.prompt ?? b.store.get(target.s.sessionId)?.prompt;
       if (prompt) {
-        await ctx.prompts.showPrompt(target, prompt, 'is waiting on a prompt, so the text was not sent. It asks');
+        await b.prompts.showPrompt(target.s, prompt, 'is waiting on a prompt, so the text was not sent. It asks');
         return;
       }
     }

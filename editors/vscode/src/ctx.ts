@@ -9,18 +9,45 @@ import * as vscode from 'vscode';
 import { Config, needsRestart, readConfig } from './config';
 import { sessionName, stateLabel } from './format';
 import { FocusReporter } from './focus';
+import { configuredHosts, HostConnection, HostState } from './hosts';
 import { describeBinary, locate } from './locate';
+import { Agentd, ClientOptions } from './client';
 import { InitializeResult } from './protocol';
 import { Prompts } from './prompts';
-import { SessionStore } from './sessions';
-import { SessionsView } from './sessions_view';
+import { AllSessions, SessionStore } from './sessions';
+import { HostGroup, SessionsView } from './sessions_view';
 import { StatusDisplay } from './status_display';
 import { SubjectDocs } from './subject_view';
 import { describeDaemon, Status, Supervisor } from './supervisor';
 import { Terminals } from './terminals';
 
+/** One host's sessions and the things that act on them, all bound to that host's connection. */
+export interface HostBundle {
+  name: string;
+  local: boolean;
+  agentd: Agentd;
+  store: SessionStore;
+  prompts: Prompts;
+  terminals: Terminals;
+  markSeen(sessionId: string): void;
+  openTerminal(sessionId: string): void;
+}
+
+/** Another host's bundle, with its connection. */
+interface RemoteHost extends HostBundle {
+  conn: HostConnection;
+  /** Its daemon as last connected: a new one has none of the old sessions. */
+  instance?: string;
+}
+
 export class Ctx implements vscode.Disposable {
   readonly store = new SessionStore();
+  /** Every host's sessions, for the status bar (this machine's only, unless several hosts are configured). */
+  readonly all: AllSessions;
+  /** This machine's name among several hosts ("local" unless config.toml names it). */
+  localName = 'local';
+  /** The other hosts (config.toml's [[hosts]]); none when only this machine is configured. */
+  readonly remotes: RemoteHost[] = [];
   readonly output: vscode.OutputChannel;
   readonly agentd: Supervisor;
   readonly terminals: Terminals;
@@ -43,16 +70,7 @@ export class Ctx implements vscode.Disposable {
   constructor(private readonly ext: vscode.ExtensionContext) {
     this.output = vscode.window.createOutputChannel('agentd');
     this.agentd = new Supervisor(
-      () => ({
-        // locate() replaces it with what it finds: agentd.path, the bundled agentd, PATH.
-        path: this.config.path || 'agentd',
-        args: ['--cooldown', this.config.cooldown, ...(this.config.private ? ['--private'] : []), ...this.config.pathArgs],
-        cwd: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath,
-        clientInfo: { name: 'vscode', version: `${vscode.version}; agentd-vscode ${ext.extension.packageJSON.version}` },
-        workspaceFolders: (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath),
-        log: (line) => this.output.appendLine(line),
-        trace: this.config.trace,
-      }),
+      () => this.clientOptions(),
       {
         log: (line) => this.output.appendLine(line),
         locate: () => locate({ setting: this.config.path, extensionPath: ext.extensionPath, env: process.env }),
@@ -61,9 +79,10 @@ export class Ctx implements vscode.Disposable {
     this.terminals = new Terminals(this.agentd, this.store, (l) => this.log(l), (id) => this.markSeen(id), (ids) => this.rememberTerminals(ids));
     this.subjects = new SubjectDocs();
     this.prompts = new Prompts(this.agentd, this.store, () => this.config, (id) => this.openTerminal(id), this.subjects);
-    this.status = new StatusDisplay(this.store, this.agentd.onDidChangeStatus);
+    this.all = new AllSessions(this.localName, this.store);
+    this.status = new StatusDisplay(this.all, this.agentd.onDidChangeStatus);
     this.focus = new FocusReporter(this.agentd, vscode.window.state.focused, this.config.desktopNotifications, (l) => this.log(l));
-    this.view = new SessionsView(this.store);
+    this.view = new SessionsView(this.store, undefined, () => (this.remotes.length ? this.hostGroups() : undefined));
     this.disposables.push(
       this.output,
       this.subjects,
@@ -80,7 +99,10 @@ export class Ctx implements vscode.Disposable {
         void this.connected(client.info);
       }),
       vscode.window.onDidChangeWindowState((w) => this.focus.setFocused(w.focused)),
-      this.agentd.onDidChangeStatus((s) => this.statusChanged(s)),
+      this.agentd.onDidChangeStatus((s) => {
+        this.statusChanged(s);
+        if (this.remotes.length) this.view.refresh();
+      }),
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (!e.affectsConfiguration('agentd')) return;
         this.config = readConfig();
@@ -95,9 +117,168 @@ export class Ctx implements vscode.Disposable {
     this.output.appendLine(`${line}`);
   }
 
+  /** How agentd is started: for this machine's sidecar, and (with --host NAME --no-start added) for each other host's. */
+  private clientOptions(): ClientOptions {
+    return {
+      // locate() replaces it with what it finds: agentd.path, the bundled agentd, PATH.
+      path: this.config.path || 'agentd',
+      args: ['--cooldown', this.config.cooldown, ...(this.config.private ? ['--private'] : []), ...this.config.pathArgs],
+      cwd: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath,
+      clientInfo: { name: 'vscode', version: `${vscode.version}; agentd-vscode ${this.ext.extension.packageJSON.version}` },
+      workspaceFolders: (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath),
+      log: (line) => this.output.appendLine(line),
+      trace: this.config.trace,
+    };
+  }
+
   async start(): Promise<void> {
     this.tellPathNote();
     await this.agentd.start();
+    await this.startHosts();
+  }
+
+  /**
+   * Several hosts configured (agentd hosts --configured): a connection per
+   * other host, and the view groups sessions by host. With this machine
+   * alone nothing changes.
+   */
+  private async startHosts(): Promise<void> {
+    const st = this.agentd.status;
+    if (st.kind === 'failed' && st.notFound) return;
+    const path = this.agentd.binary?.path ?? (this.config.path || 'agentd');
+    const hosts = await configuredHosts(path, process.env, (l) => this.log(l));
+    const others = hosts.filter((h) => !h.local);
+    if (!others.length) return;
+    const local = hosts.find((h) => h.local);
+    if (local) {
+      this.all.rename(this.localName, local.name);
+      this.localName = local.name;
+    }
+    this.prompts.host = this.localName;
+    this.terminals.host = this.localName;
+    this.log(`[client] hosts: ${this.localName} (this machine), ${others.map((h) => h.name).join(', ')}`);
+    for (const h of others) this.addHost(h.name);
+    this.view.refresh();
+    await Promise.all(this.remotes.map((r) => r.conn.start()));
+  }
+
+  private addHost(name: string): void {
+    const conn = new HostConnection(name, {
+      clientOptions: () => ({ ...this.clientOptions(), path: this.agentd.binary?.path ?? (this.config.path || 'agentd') }),
+      log: (l) => this.log(l),
+    });
+    const store = new SessionStore();
+    const r = {
+      name,
+      local: false,
+      conn,
+      agentd: conn,
+      store,
+      markSeen: (id: string) => {
+        if (store.get(id)?.state !== 'done') return;
+        conn.seen(id).catch((e: Error) => this.log(`[host ${name}] session/seen ${id}: ${e.message}`));
+      },
+      openTerminal: (id: string) => {
+        const s = store.get(id);
+        if (s) r.terminals.show(s);
+      },
+    } as unknown as RemoteHost;
+    r.terminals = new Terminals(conn, store, (l) => this.log(l), (id) => r.markSeen(id), () => undefined, name);
+    r.prompts = new Prompts(conn, store, () => this.config, (id) => r.openTerminal(id), this.subjects, name);
+    this.remotes.push(r);
+    this.all.add(name, store);
+    this.view.watch(store);
+    this.disposables.push(
+      r.terminals,
+      conn.onState((n) => {
+        store.applyState(n);
+        r.prompts.onState(n);
+      }),
+      conn.onExited((n) => store.applyExited(n)),
+      conn.onDidConnect((client) => void this.hostConnected(r, client.info)),
+      conn.onDidChangeState(() => this.view.refresh()),
+    );
+  }
+
+  /**
+   * Another host's connection was made (again): to the daemon it knew (its
+   * sessions and terminals carry on) or to a new one there (the sessions
+   * known of the old one are gone, and their terminals say so).
+   */
+  private async hostConnected(r: RemoteHost, info: InitializeResult): Promise<void> {
+    const instance = info.daemon?.instance;
+    const same = !!instance && instance === r.instance;
+    const first = r.instance === undefined;
+    r.instance = instance;
+    let sessions;
+    try {
+      sessions = await r.conn.list();
+    } catch (e) {
+      this.log(`[host ${r.name}] session/list: ${(e as Error).message}`);
+      return;
+    }
+    if (!same) {
+      if (!first) r.terminals.allEnded(`host ${r.name}'s daemon stopped, and this session ended with it.`);
+      r.store.clear();
+    }
+    for (const s of sessions) r.store.upsert(s);
+    for (const s of r.store.live()) if (!sessions.some((x) => x.sessionId === s.sessionId)) r.store.applyExited({ sessionId: s.sessionId, exitCode: -1 });
+    if (same) r.terminals.reattach();
+  }
+
+  /** Every host as the view shows it (several configured). */
+  hostGroups(): HostGroup[] {
+    return [
+      { name: this.localName, local: true, store: this.store, state: this.localState() },
+      ...this.remotes.map((r) => ({ name: r.name, local: false, store: r.store, state: r.conn.state })),
+    ];
+  }
+
+  /** This machine's connection as a host's state. */
+  private localState(): HostState {
+    const st = this.agentd.status;
+    switch (st.kind) {
+      case 'running':
+        return { kind: 'up' };
+      case 'starting':
+        return { kind: 'connecting' };
+      case 'restarting':
+        return { kind: 'reconnecting', message: st.reason, retryMs: st.delayMs };
+      case 'failed':
+        return { kind: 'down', message: st.message, retryMs: 0 };
+      case 'stopped':
+        return { kind: 'down', message: 'agentd is stopped', retryMs: 0 };
+    }
+  }
+
+  /** Whether the window shows several hosts. */
+  get multi(): boolean {
+    return this.remotes.length > 0;
+  }
+
+  /** This machine's bundle. */
+  get localHost(): HostBundle {
+    return {
+      name: this.localName,
+      local: true,
+      agentd: this.agentd,
+      store: this.store,
+      prompts: this.prompts,
+      terminals: this.terminals,
+      markSeen: (id) => this.markSeen(id),
+      openTerminal: (id) => this.openTerminal(id),
+    };
+  }
+
+  /** Every host's bundle, this machine's first. */
+  bundles(): HostBundle[] {
+    return [this.localHost, ...this.remotes];
+  }
+
+  /** The bundle of a host by name; this machine's for none. */
+  bundle(host: string | undefined): HostBundle | undefined {
+    if (host === undefined || host === this.localName) return this.localHost;
+    return this.remotes.find((r) => r.name === host);
   }
 
   /** An agentd.path with --stdio runs without it; the person is told the right form. */
@@ -119,6 +300,19 @@ export class Ctx implements vscode.Disposable {
   async refresh(): Promise<void> {
     const sessions = await this.agentd.list();
     for (const s of sessions) this.store.upsert(s);
+  }
+
+  /** Reloads every host's session list (the hosts that are connected). */
+  async refreshAll(): Promise<void> {
+    await this.refresh();
+    for (const r of this.remotes) {
+      if (!r.conn.client) continue;
+      const sessions = await r.conn.list().catch((e: Error) => {
+        this.log(`[host ${r.name}] session/list: ${e.message}`);
+        return [];
+      });
+      for (const s of sessions) r.store.upsert(s);
+    }
   }
 
   /**
@@ -293,6 +487,7 @@ export class Ctx implements vscode.Disposable {
   }
 
   async dispose(): Promise<void> {
+    await Promise.all(this.remotes.map((r) => r.conn.stop().catch(() => undefined)));
     await this.agentd.stop().catch(() => undefined);
     for (const d of this.disposables) d.dispose();
   }

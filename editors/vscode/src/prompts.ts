@@ -72,13 +72,30 @@ export function optionIcon(o: PromptOption): string {
 }
 
 export class Prompts {
+  /** The host these sessions run on, named in every notice and title when the window shows several hosts. */
+  host: string | undefined;
+
   constructor(
     private readonly agentd: Agentd,
     private readonly store: SessionStore,
     private readonly config: () => Config,
     private readonly openTerminal: (sessionId: string) => void,
     private readonly subjects: Pick<SubjectDocs, 'show'>,
-  ) {}
+    host?: string,
+  ) {
+    this.host = host;
+  }
+
+  /** A session's name in one line, with its host when the window shows several. */
+  private nameOf(s: Session | undefined, sessionId = ''): string {
+    const name = oneLine(s ? sessionName(s) : sessionId, 80);
+    return `${name}${this.at()}`;
+  }
+
+  /** " on HOST" when the window shows several hosts, else nothing. */
+  private at(): string {
+    return this.host ? ` on ${oneLine(this.host, 40)}` : '';
+  }
 
   /** Pops a notice for a state change that carries `attention` (agentd rate-limits those). */
   onState(n: StateNotification): void {
@@ -91,12 +108,12 @@ export class Prompts {
     } else if (n.state === 'done' && notify.done) {
       const how = n.outcome && n.outcome !== 'completed' ? ` (${n.outcome})` : '';
       void vscode.window
-        .showInformationMessage(`${sessionName(s)} finished its turn${how}.`, 'Open Terminal')
+        .showInformationMessage(`${sessionName(s)}${this.at()} finished its turn${how}.`, 'Open Terminal')
         .then((b) => b && this.openTerminal(s.sessionId));
     } else if (n.state === 'error' && notify.error) {
       // A terminal login in progress (acp.login) opens the login's terminal.
       const target = s.loginSessionId ?? s.sessionId;
-      const text = n.message ? `${sessionName(s)}: ${n.message} (${n.reason})` : `${sessionName(s)} reports an error it cannot continue from (${n.reason}).`;
+      const text = n.message ? `${sessionName(s)}${this.at()}: ${n.message} (${n.reason})` : `${sessionName(s)}${this.at()} reports an error it cannot continue from (${n.reason}).`;
       void vscode.window.showErrorMessage(noLinks(text), 'Open Terminal').then((b) => b && this.openTerminal(target));
     }
   }
@@ -124,7 +141,7 @@ export class Prompts {
     if (unreadable(prompt.subject) && hasTerminal && !buttons.some((b) => b.terminal)) buttons.push({ title: 'Open Terminal', terminal: true });
     const max = buttonLabelMax(buttons.map((b) => b.title));
     for (const b of buttons) b.title = buttonLabel(b.title, max);
-    const pick = await vscode.window.showWarningMessage(noLinks(`${oneLine(sessionName(s), 80)} ${lead}: ${promptText(prompt)}`), ...buttons);
+    const pick = await vscode.window.showWarningMessage(noLinks(`${this.nameOf(s)} ${lead}: ${promptText(prompt)}`), ...buttons);
     if (!pick) return;
     if (pick.terminal) return this.openTerminal(s.sessionId);
     if (pick.subject) {
@@ -190,7 +207,7 @@ export class Prompts {
     const name = s ? sessionName(s) : sessionId;
     const qp = vscode.window.createQuickPick<AnswerItem>();
     // The title says what the prompt approves; it is plain text in VS Code (no icons, no links).
-    qp.title = `${oneLine(name, 80)}: ${promptText(prompt)}`;
+    qp.title = `${this.nameOf(s, sessionId)}: ${promptText(prompt)}`;
     qp.placeholder = prompt.freeform ? 'Pick an answer or type one; agentd types it for you' : 'Pick an answer; agentd types it for you';
     qp.ignoreFocusOut = true;
     qp.matchOnDescription = true;
@@ -237,7 +254,7 @@ export class Prompts {
   /** runtime_answer; every refusal is told to the person (a stale answer above all). */
   async submit(sessionId: string, prompt: Prompt, answer: Answer): Promise<boolean> {
     const s = this.store.get(sessionId);
-    const name = oneLine(s ? sessionName(s) : sessionId, 80);
+    const name = this.nameOf(s, sessionId);
     const label = oneLine(answer.label, 80);
     const params = 'optionId' in answer ? { optionId: answer.optionId } : { text: answer.text };
     try {

@@ -150,3 +150,85 @@ export class SessionStore {
     return this.blocked()[0];
   }
 }
+
+/** What the status bar reads: one store, or every host's. */
+export interface SessionSource {
+  readonly onDidChange: SessionStore['onDidChange'];
+  all(): Session[];
+  live(): Session[];
+  counts(): Counts;
+  blocked(): Session[];
+  longestBlocked(): Session | undefined;
+  /** The host a session (as all() gave it) runs on, when there are several. */
+  hostOf?(s: Session): string | undefined;
+}
+
+/**
+ * Every host's sessions as one: counts, the blocked ones (waiting longest
+ * first, whichever host), each session's host. With one host it is that
+ * host's store.
+ */
+export class AllSessions implements SessionSource {
+  private readonly parts: Array<{ host: string; store: SessionStore }> = [];
+  private readonly changeEmitter = new Emitter<StoreChange>();
+  readonly onDidChange = this.changeEmitter.event;
+
+  constructor(host: string, store: SessionStore) {
+    this.add(host, store);
+  }
+
+  add(host: string, store: SessionStore): void {
+    this.parts.push({ host, store });
+    store.onDidChange((c) => this.changeEmitter.fire(c));
+    if (this.parts.length > 1) this.changeEmitter.fire({});
+  }
+
+  /** Renames a host (this machine's name comes from config.toml). */
+  rename(from: string, to: string): void {
+    const p = this.parts.find((x) => x.host === from);
+    if (p) p.host = to;
+  }
+
+  get multi(): boolean {
+    return this.parts.length > 1;
+  }
+
+  hosts(): Array<{ host: string; store: SessionStore }> {
+    return [...this.parts];
+  }
+
+  all(): Session[] {
+    return this.parts.flatMap((p) => p.store.all());
+  }
+
+  live(): Session[] {
+    return this.all().filter((s) => s.state !== 'exited');
+  }
+
+  counts(): Counts {
+    const c = Object.fromEntries(STATES.map((s) => [s, 0])) as Counts;
+    for (const s of this.all()) c[s.state]++;
+    return c;
+  }
+
+  blocked(): Session[] {
+    return this.all()
+      .filter((s) => s.state === 'blocked')
+      .sort((a, b) => time(a.since) - time(b.since));
+  }
+
+  longestBlocked(): Session | undefined {
+    return this.blocked()[0];
+  }
+
+  /** Found by the object itself: ids repeat across hosts, the objects do not. */
+  hostOf(s: Session): string | undefined {
+    if (!this.multi) return undefined;
+    return this.parts.find((p) => p.store.get(s.sessionId) === s)?.host;
+  }
+
+  /** The store of a host. */
+  storeOf(host: string): SessionStore | undefined {
+    return this.parts.find((p) => p.host === host)?.store;
+  }
+}

@@ -4,7 +4,7 @@
 import * as vscode from 'vscode';
 
 import { age, badgeText, mdEscape, promptText, sessionName, stateLabel, STATE_ICONS, urgentState } from './format';
-import { SessionStore } from './sessions';
+import { SessionSource } from './sessions';
 import { Status } from './supervisor';
 
 export class StatusDisplay implements vscode.Disposable {
@@ -13,7 +13,7 @@ export class StatusDisplay implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(
-    private readonly store: SessionStore,
+    private readonly store: SessionSource,
     onStatus: (listener: (s: Status) => void) => { dispose(): void },
   ) {
     this.item = vscode.window.createStatusBarItem('badge', vscode.StatusBarAlignment.Left, 10);
@@ -89,11 +89,17 @@ export class StatusDisplay implements vscode.Disposable {
     for (const s of sessions) {
       // The question and what it approves: untrusted, and this tooltip is trusted markdown, so every character is escaped.
       const q = s.state === 'blocked' && s.prompt ? `: ${mdEscape(promptText(s.prompt))}` : '';
-      md.appendMarkdown(`$(${STATE_ICONS[s.state].replace('~spin', '')}) ${mdEscape(sessionName(s))}: ${stateLabel(s)} ${age(s, now)}${q}\n\n`);
+      md.appendMarkdown(`$(${STATE_ICONS[s.state].replace('~spin', '')}) ${mdEscape(this.name(s))}: ${stateLabel(s)} ${age(s, now)}${q}\n\n`);
     }
     const blocked = this.store.longestBlocked();
-    md.appendMarkdown(blocked ? `*Click to answer ${mdEscape(sessionName(blocked))}.*` : '*Click to show the sessions.*');
+    md.appendMarkdown(blocked ? `*Click to answer ${mdEscape(this.name(blocked))}.*` : '*Click to show the sessions.*');
     return md;
+  }
+
+  /** A session's name, with its host when there are several. */
+  private name(s: Parameters<typeof sessionName>[0]): string {
+    const host = this.store.hostOf?.(s);
+    return host ? `${sessionName(s)} on ${host}` : sessionName(s);
   }
 
   dispose(): void {

@@ -121,6 +121,8 @@ export class Terminals implements vscode.Disposable {
     private readonly markSeen: (sessionId: string) => void,
     /** Told the sessions with a terminal open whenever that changes, so a reload can reopen them. */
     private readonly remember: (sessionIds: string[]) => void = () => undefined,
+    /** The host the sessions run on, in each terminal's name when the window shows several hosts. */
+    public host?: string,
   ) {
     this.disposables.push(
       vscode.window.onDidCloseTerminal((t) => {
@@ -152,7 +154,7 @@ export class Terminals implements vscode.Disposable {
     let e = this.byId.get(s.sessionId);
     if (!e) {
       const pty = new SessionPty(this.agentd, s.sessionId, this.log);
-      e = { terminal: this.create(sessionName(s), s.agent, pty), pty };
+      e = { terminal: this.create(this.host ? `${sessionName(s)} on ${this.host}` : sessionName(s), s.agent, pty), pty };
       this.byId.set(s.sessionId, e);
       this.changed();
     }
