@@ -142,7 +142,7 @@ function M.complete(arglead, cmdline)
     if sub and sub.complete == "session" then
       candidates = {}
       for _, s in ipairs(require("agentd.sessions").list()) do
-        table.insert(candidates, s.id)
+        table.insert(candidates, require("agentd.sessions").key(s))
       end
     elseif sub and type(sub.complete) == "function" then
       candidates = sub.complete()

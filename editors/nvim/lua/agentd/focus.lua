@@ -22,6 +22,8 @@ function M.send()
   if rpc.server() then
     rpc.notify("client/focus", params())
   end
+  -- Other hosts' connections too, when any is configured.
+  require("agentd.hosts").notify_all("client/focus", params())
 end
 
 ---The terminal reported focus in or out.

@@ -35,23 +35,28 @@ local function changed(s, n)
   })
 end
 
-local function on_notification(method, params)
+-- A notification from this machine's agentd (host nil) or another host's.
+local function on_notification(method, params, host)
   if method == "session/state" then
-    local s, previous = sessions.apply(params)
+    local s, previous = sessions.apply(params, host)
     if previous == nil then
       return -- older than what is known
     end
     ui().on_state(s, params)
     changed(s, params)
   elseif method == "session/output" then
+    if host then
+      params = { sessionId = sessions.key_of(host, params.sessionId), data = params.data }
+    end
     terminal().output(params)
   elseif method == "session/exited" then
-    local s = sessions.exited(params)
-    ui().close_notice(s.id)
+    local s = sessions.exited(params, host)
+    ui().close_notice(sessions.key(s))
     terminal().exited(s)
     changed(s, params)
   end
 end
+M._on_notification = on_notification
 
 -- While a lost connection is being made again: what was known before.
 local reconnecting = nil ---@type {live: agentd.Session[], instance: string|nil, how: string}|nil
@@ -72,7 +77,7 @@ local function report_failure(failure)
   local msg = rpc.describe_failure(failure)
   if lost then
     sessions.all_exited("agentd.exit")
-    for _, s in ipairs(sessions.list()) do
+    for _, s in ipairs(sessions.list(sessions.is_local)) do
       ui().close_notice(s.id)
     end
     terminal().detach_all()
@@ -93,11 +98,13 @@ local function on_exit(code, signal, expected, failure)
     -- Neovim does not start one a person may just have stopped), and see
     -- which sessions are left.
     reconnecting = {
-      live = vim.deepcopy(sessions.list(sessions.live)),
+      live = vim.deepcopy(sessions.list(function(s)
+        return sessions.is_local(s) and sessions.live(s)
+      end)),
       instance = daemon_instance,
       how = how_it_ended(code, signal),
     }
-    for _, s in ipairs(sessions.list()) do
+    for _, s in ipairs(sessions.list(sessions.is_local)) do
       ui().close_notice(s.id)
     end
     vim.schedule(function()
@@ -117,7 +124,7 @@ local function on_exit(code, signal, expected, failure)
   reconnecting = nil
   if not private and expected then
     -- This Neovim let go; the daemon keeps every agent running.
-    for _, s in ipairs(sessions.list()) do
+    for _, s in ipairs(sessions.list(sessions.is_local)) do
       ui().close_notice(s.id)
     end
     terminal().detach_all("disconnected")
@@ -126,7 +133,7 @@ local function on_exit(code, signal, expected, failure)
     return
   end
   sessions.all_exited("agentd.exit")
-  for _, s in ipairs(sessions.list()) do
+  for _, s in ipairs(sessions.list(sessions.is_local)) do
     ui().close_notice(s.id)
   end
   terminal().detach_all()
@@ -187,7 +194,7 @@ end
 -- notices were raised before it was there to see them.
 local function tell_waiting()
   local waiting = {}
-  for _, s in ipairs(sessions.list()) do
+  for _, s in ipairs(sessions.list(sessions.is_local)) do
     if s.state == "blocked" then
       table.insert(waiting, sessions.label(s))
     end
@@ -256,6 +263,7 @@ local function wire()
       group = augroup,
       callback = function()
         rpc.stop()
+        require("agentd.hosts").stop()
       end,
     })
     if config.get().autoconnect and not config.get().private then
@@ -302,6 +310,7 @@ end
 ---@return boolean ok, string|nil err
 function M.start()
   ready()
+  require("agentd.hosts").start()
   local ok, err = rpc.ensure()
   if not ok then
     ui().notify(err, vim.log.levels.ERROR)
@@ -598,6 +607,17 @@ end
 ---if one runs (it starts none).
 function M.list()
   ready()
+  local hosts = require("agentd.hosts")
+  hosts.start()
+  if hosts.multi() and not rpc.running() and not config.get().private then
+    -- Every host's sessions, this machine's daemon if one runs.
+    list_waiting = true
+    if not rpc.ensure({ no_start = true }) then
+      list_waiting = false
+      ui().list()
+    end
+    return
+  end
   if not rpc.running() then
     list_waiting = true
     local ok, err = rpc.ensure({ no_start = true })
@@ -616,7 +636,11 @@ end
 ---at VimEnter when config autoconnect is set.
 function M.connect_if_running()
   ready()
-  if config.get().private or rpc.running() then
+  if config.get().private then
+    return
+  end
+  require("agentd.hosts").start()
+  if rpc.running() then
     return
   end
   rpc.ensure({ no_start = true })
@@ -676,7 +700,7 @@ function M.send(text, key, opts, cb)
     submit = config.get().send.submit
   end
   ui().pick(key, sessions.live, "Send to", function(s)
-    rpc.request("runtime_send", { sessionId = s.id, text = text, submit = submit }, function(err)
+    require("agentd.hosts").request(sessions.key(s), "runtime_send", { text = text, submit = submit }, function(err)
       if err and err.code == rpc.codes.blocked then
         local prompt = err.data and err.data ~= vim.NIL and err.data.prompt
         ui().notify(
@@ -696,7 +720,7 @@ end
 function M.kill(key, signal)
   ready()
   ui().pick(key, sessions.live, "Kill", function(s)
-    rpc.request("session/kill", { sessionId = s.id, signal = signal }, function(err)
+    require("agentd.hosts").request(sessions.key(s), "session/kill", { signal = signal }, function(err)
       if err then
         ui().notify(("agentd: killing %s failed: %s"):format(sessions.label(s), err.message or "?"), vim.log.levels.ERROR)
       end

@@ -112,6 +112,7 @@ local function argv_for(c)
   vim.list_extend(argv, c.args or {})
   return argv, err
 end
+M.argv_for = argv_for
 
 ---A command line as a person would type it in a shell.
 ---@param argv string[]

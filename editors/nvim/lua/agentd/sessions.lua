@@ -21,11 +21,54 @@ M.STATES = { "blocked", "error", "done", "working", "idle", "exited" }
 ---@field prompt table|nil
 ---@field exit table|nil
 ---@field seq integer order of creation
+---@field host string|nil another machine's name ([[hosts]]); nil: this machine
+---@field key string the session's key here: its id on this machine, "HOST:id" on another
 
+-- Sessions by key: "s1" on this machine, "a:s1" on host a (ids repeat
+-- across hosts; a host's name has no ":").
 local by_id = {} ---@type table<string, agentd.Session>
 local seq = 0
 
-function M.reset()
+-- This machine's name in listings, set when other hosts are configured
+-- (agentd.hosts): then every label names its host.
+M.local_host = nil ---@type string|nil
+
+---The key of session id on host (nil: this machine).
+---@param host string|nil
+---@param id string
+function M.key_of(host, id)
+  if host then
+    return host .. ":" .. id
+  end
+  return id
+end
+
+---The key of a session (its id on this machine).
+function M.key(s)
+  return s.key or M.key_of(s.host, s.id)
+end
+
+---host, id of a key ("a:s1" → "a", "s1"; "s1" → nil, "s1").
+function M.split(key)
+  local host, id = key:match("^([^:]+):(.+)$")
+  if host then
+    return host, id
+  end
+  return nil, key
+end
+
+---Forgets the sessions of one host (nil: this machine's).
+---@param host string|nil
+function M.reset(host)
+  for key, s in pairs(by_id) do
+    if s.host == host then
+      by_id[key] = nil
+    end
+  end
+end
+
+---Forgets every host's sessions.
+function M.reset_all()
   by_id = {}
 end
 
@@ -42,12 +85,13 @@ function M.since_key(since)
   return base .. "." .. (frac .. "000000000"):sub(1, 9)
 end
 
-local function get_or_new(id)
-  local s = by_id[id]
+local function get_or_new(id, host)
+  local key = M.key_of(host, id)
+  local s = by_id[key]
   if not s then
     seq = seq + 1
-    s = { id = id, name = id, agent = "", state = "working", seq = seq }
-    by_id[id] = s
+    s = { id = id, name = id, agent = "", state = "working", seq = seq, host = host, key = key }
+    by_id[key] = s
   end
   return s
 end
@@ -58,8 +102,9 @@ end
 
 ---Takes a Session object (from session/spawn or session/list).
 ---@return agentd.Session
-function M.upsert(obj)
-  local s = get_or_new(obj.sessionId)
+---@param host string|nil
+function M.upsert(obj, host)
+  local s = get_or_new(obj.sessionId, host)
   s.name = obj.name or s.name
   s.agent = obj.agent or s.agent
   s.argv = obj.argv or s.argv
@@ -90,8 +135,8 @@ end
 
 ---Takes a session/state notification.
 ---@return agentd.Session session, string|nil previous state (nil when ignored as stale)
-function M.apply(n)
-  local s = get_or_new(n.sessionId)
+function M.apply(n, host)
+  local s = get_or_new(n.sessionId, host)
   if s.state == "exited" and n.state ~= "exited" then
     return s, nil
   end
@@ -111,43 +156,45 @@ function M.apply(n)
 end
 
 ---Takes a session/exited notification.
-function M.exited(n)
-  local s = get_or_new(n.sessionId)
+function M.exited(n, host)
+  local s = get_or_new(n.sessionId, host)
   s.exit = { exitCode = n.exitCode, signal = n.signal }
   s.state = "exited"
   s.prompt = nil
   return s
 end
 
----Marks every session exited (agentd itself is gone).
-function M.all_exited(reason)
+---Marks every session of this machine (or of host) exited (agentd itself is gone).
+function M.all_exited(reason, host)
   for _, s in pairs(by_id) do
-    if s.state ~= "exited" then
+    if s.host == host and s.state ~= "exited" then
       s.state, s.prompt, s.reason, s.stateSource = "exited", nil, reason, "process"
     end
   end
 end
 
----Replaces the whole mirror with a session/list result.
-function M.replace(list)
+---Replaces this machine's sessions (or host's) with a session/list result.
+function M.replace(list, host)
   local seen = {}
   for _, obj in ipairs(list or {}) do
-    seen[obj.sessionId] = true
-    M.upsert(obj)
+    seen[M.key_of(host, obj.sessionId)] = true
+    M.upsert(obj, host)
   end
-  for id in pairs(by_id) do
-    if not seen[id] then
-      by_id[id] = nil
+  for key, s in pairs(by_id) do
+    if s.host == host and not seen[key] then
+      by_id[key] = nil
     end
   end
 end
 
+---A session by key ("s1" on this machine, "a:s1" on host a).
 ---@return agentd.Session|nil
-function M.get(id)
-  return by_id[id]
+function M.get(key)
+  return by_id[key]
 end
 
----A session by id ("s1") or by name; nil if none or the name is ambiguous.
+---A session by key ("s1", "a:s1"), by name ("demo") or by host and name
+---("a:demo"); nil if none or the name is ambiguous (two hosts' "demo").
 ---@return agentd.Session|nil
 function M.find(key)
   if not key or key == "" then
@@ -156,9 +203,18 @@ function M.find(key)
   if by_id[key] then
     return by_id[key]
   end
+  local host, name = M.split(key)
+  if host and M.local_host and host == M.local_host then
+    host = nil
+    if by_id[name] then
+      return by_id[name]
+    end
+  elseif not host then
+    name = nil
+  end
   local found
   for _, s in pairs(by_id) do
-    if s.name == key then
+    if (name and s.host == host and s.name == name) or (not name and s.name == key) then
       if found then
         return nil
       end
@@ -201,11 +257,22 @@ function M.counts()
 end
 
 ---How a session is named to a person: "s1 Demo agent".
+---With other hosts configured, its host first: "a: s1 Demo agent".
 function M.label(s)
+  local l = s.id
   if s.name and s.name ~= "" and s.name ~= s.id then
-    return s.id .. " " .. s.name
+    l = s.id .. " " .. s.name
   end
-  return s.id
+  local host = s.host or M.local_host
+  if host then
+    return host .. ": " .. l
+  end
+  return l
+end
+
+---Whether a session is this machine's.
+function M.is_local(s)
+  return s.host == nil
 end
 
 return M

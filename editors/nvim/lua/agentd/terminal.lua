@@ -2,13 +2,18 @@
 -- session/output, keystrokes back with session/input, the session resized
 -- to the window (the smallest one showing it, as Neovim's terminal does).
 local config = require("agentd.config")
-local rpc = require("agentd.rpc")
 local sessions = require("agentd.sessions")
 
 local M = {}
 
+-- A request about the session keyed id, to its host's connection.
+local function request(id, method, params, cb)
+  require("agentd.hosts").request(id, method, params, cb)
+end
+
 ---@class agentd.Term
----@field id string
+---@field id string the session's key ("s1", "a:s1")
+---@field host string|nil
 ---@field buf integer
 ---@field chan integer
 ---@field size string|nil last "colsxrows" sent
@@ -51,7 +56,7 @@ function M.resize(id)
     return
   end
   t.size = size
-  rpc.request("session/resize", { sessionId = id, cols = cols, rows = rows })
+  request(id, "session/resize", { cols = cols, rows = rows })
 end
 
 local function resize_all()
@@ -134,18 +139,18 @@ end
 ---Makes buf (empty, shown) the terminal of session s.
 function M.attach(s, buf)
   ensure_autocmds()
-  local id = s.id
+  local id = sessions.key(s)
   local name = ("agentd://%s/%s"):format(id, s.name or s.agent or "")
   if not pcall(vim.api.nvim_buf_set_name, buf, name) then
     pcall(vim.api.nvim_buf_set_name, buf, name .. " #" .. buf) -- an old agentd's s1 is still open
   end
   local chan = vim.api.nvim_open_term(buf, {
     on_input = function(_, _, _, data)
-      rpc.request("session/input", { sessionId = id, data = data })
+      request(id, "session/input", { data = data })
     end,
   })
   vim.bo[buf].filetype = "agentd"
-  local t = { id = id, buf = buf, chan = chan }
+  local t = { id = id, host = s.host, buf = buf, chan = chan }
   terms[id] = t
   vim.b[buf].agentd_session = id
   vim.api.nvim_create_autocmd("BufWipeout", {
@@ -154,8 +159,8 @@ function M.attach(s, buf)
     callback = function()
       if terms[id] and terms[id].buf == buf then
         terms[id] = nil
-        if rpc.running() and (sessions.get(id) or {}).state ~= "exited" then
-          rpc.request("session/subscribe", { sessionId = id, output = false })
+        if require("agentd.hosts").running(t.host) and (sessions.get(id) or {}).state ~= "exited" then
+          request(id, "session/subscribe", { output = false })
         end
       end
     end,
@@ -164,7 +169,7 @@ function M.attach(s, buf)
   if s.state == "exited" then
     M.exited(s)
   else
-    rpc.request("session/subscribe", { sessionId = id, output = true })
+    request(id, "session/subscribe", { output = true })
   end
   if config.get().terminal.startinsert and s.state ~= "exited" and vim.api.nvim_get_current_buf() == buf then
     vim.cmd.startinsert()
@@ -178,7 +183,7 @@ end
 ---@param s agentd.Session
 function M.open(s)
   if type(s.agentInfo) == "table" then
-    local login = type(s.loginSessionId) == "string" and sessions.get(s.loginSessionId)
+    local login = type(s.loginSessionId) == "string" and sessions.get(sessions.key_of(s.host, s.loginSessionId))
     if login then
       return M.open(login)
     end
@@ -189,7 +194,7 @@ function M.open(s)
     return nil
   end
   ensure_autocmds()
-  local t = terms[s.id]
+  local t = terms[sessions.key(s)]
   if t and vim.api.nvim_buf_is_valid(t.buf) then
     local wins = windows_of(t.buf)
     if #wins > 0 then
@@ -204,7 +209,7 @@ function M.open(s)
     t = M.attach(s, (M.new_window()))
   end
   if s.state == "done" then
-    rpc.request("session/seen", { sessionId = s.id })
+    request(sessions.key(s), "session/seen", {})
   end
   return t.buf
 end
@@ -221,7 +226,7 @@ end
 ---@param s agentd.Session
 ---@param why string|nil how it ended, when the session cannot say
 function M.exited(s, why)
-  local t = terms[s.id]
+  local t = terms[sessions.key(s)]
   if not (t and vim.api.nvim_buf_is_valid(t.buf)) or t.closed then
     return
   end
@@ -240,12 +245,14 @@ end
 
 ---After a lost connection is made again: every terminal still held
 ---subscribes anew, and its repaint shows the session's screen as it is now.
-function M.reattach()
+---Only the terminals of host's sessions (nil: this machine's).
+---@param host string|nil
+function M.reattach(host)
   for id, t in pairs(terms) do
-    if vim.api.nvim_buf_is_valid(t.buf) and not t.closed then
+    if t.host == host and vim.api.nvim_buf_is_valid(t.buf) and not t.closed then
       t.size = nil
       M.resize(id)
-      rpc.request("session/subscribe", { sessionId = id, output = true })
+      request(id, "session/subscribe", { output = true })
     end
   end
 end
@@ -256,15 +263,18 @@ end
 ---says how, if given), and a new one numbers its sessions from s1 again.
 function M.detach_all(why)
   for id, t in pairs(terms) do
-    local s = sessions.get(id) or { id = id }
-    if why == "disconnected" and s.state ~= "exited" and vim.api.nvim_buf_is_valid(t.buf) and not t.closed then
-      t.closed = true
-      vim.api.nvim_chan_send(t.chan, ("\27[?1049l\27[0m\27[999;1H\r\n[agentd: disconnected; %s runs on in agentd's daemon: :Agentd open %s]"):format(id, id))
-    else
-      M.exited(s, why ~= "disconnected" and why or nil)
+    -- Another host's terminal: its own connection is not this one.
+    if not t.host then
+      local s = sessions.get(id) or { id = id }
+      if why == "disconnected" and s.state ~= "exited" and vim.api.nvim_buf_is_valid(t.buf) and not t.closed then
+        t.closed = true
+        vim.api.nvim_chan_send(t.chan, ("\27[?1049l\27[0m\27[999;1H\r\n[agentd: disconnected; %s runs on in agentd's daemon: :Agentd open %s]"):format(id, id))
+      else
+        M.exited(s, why ~= "disconnected" and why or nil)
+      end
+      terms[id] = nil
     end
   end
-  terms = {}
 end
 
 return M

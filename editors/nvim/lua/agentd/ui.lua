@@ -251,8 +251,9 @@ end
 ---Sends runtime_answer for prompt with choice ({optionId} or {text}).
 function M.send_answer(s, prompt, choice, cb)
   cb = cb or function() end
-  local params = { sessionId = s.id, promptId = prompt.promptId, optionId = choice.optionId, text = choice.text }
-  rpc.request("runtime_answer", params, function(err, result)
+  -- To the connection of the session's host, and no other.
+  local params = { promptId = prompt.promptId, optionId = choice.optionId, text = choice.text }
+  require("agentd.hosts").request(sessions.key(s), "runtime_answer", params, function(err, result)
     if err then
       if err.code == rpc.codes.stale_prompt then
         local now = err.data and err.data ~= vim.NIL and err.data.prompt
@@ -268,7 +269,7 @@ function M.send_answer(s, prompt, choice, cb)
       end
       return cb(err, nil)
     end
-    M.close_notice(s.id)
+    M.close_notice(sessions.key(s))
     cb(nil, result)
   end)
 end
@@ -450,7 +451,7 @@ local function render_notice(s)
     vim.wo[notice.win].winhighlight = "Normal:AgentdNotice,NormalFloat:AgentdNotice,FloatBorder:AgentdNoticeBorder"
     vim.wo[notice.win].wrap = false
   end
-  notice.id, notice.promptId = s.id, s.prompt and s.prompt.promptId
+  notice.id, notice.promptId = sessions.key(s), s.prompt and s.prompt.promptId
   if c.timeout and c.timeout > 0 then
     local win, pid = notice.win, notice.promptId
     vim.defer_fn(function()
@@ -467,9 +468,10 @@ function M.notice(s)
   if not config.get().notice.enabled then
     return
   end
-  if valid_win(notice.win) and notice.id ~= s.id then
-    if not vim.tbl_contains(queue, s.id) then
-      table.insert(queue, s.id)
+  local key = sessions.key(s)
+  if valid_win(notice.win) and notice.id ~= key then
+    if not vim.tbl_contains(queue, key) then
+      table.insert(queue, key)
     end
     return
   end
@@ -536,7 +538,7 @@ function M.show_subject(s)
   vim.bo[buf].modifiable = false
   vim.bo[buf].readonly = true
   vim.bo[buf].filetype = M.is_diff(sub) and "diff" or (sub.kind == "command" and "sh" or "text")
-  pcall(vim.api.nvim_buf_set_name, buf, ("agentd://%s/%s"):format(s.id, M.is_diff(sub) and "diff" or sub.kind))
+  pcall(vim.api.nvim_buf_set_name, buf, ("agentd://%s/%s"):format(sessions.key(s), M.is_diff(sub) and "diff" or sub.kind))
   vim.keymap.set("n", "q", "<cmd>close<cr>", { buffer = buf, nowait = true, desc = "close" })
   local win = vim.api.nvim_open_win(buf, true, { split = "below", win = -1, height = math.min(#rows + 2, math.max(5, math.floor(vim.o.lines / 2))) })
   vim.wo[win].wrap = false
@@ -549,8 +551,8 @@ end
 function M.on_state(s, n)
   local c = config.get()
   if s.state ~= "blocked" then
-    M.close_notice(s.id)
-  elseif notice.id == s.id and valid_win(notice.win) and s.prompt and s.prompt.promptId ~= notice.promptId then
+    M.close_notice(sessions.key(s))
+  elseif notice.id == sessions.key(s) and valid_win(notice.win) and s.prompt and s.prompt.promptId ~= notice.promptId then
     render_notice(s) -- the same session asks something else now
   end
   if not n.attention then
@@ -574,7 +576,49 @@ end
 ---Echoes the sessions, one a line, coloured by state: the ones in this
 ---Neovim's folder first, then the daemon's others (started from another
 ---editor or the CLI), under their folders.
+-- With other hosts: each host under a header saying how it is (up, no
+-- daemon, down with ssh's words, reconnecting), this machine first.
+local function list_hosts(hosts)
+  local chunks = {}
+  local function line(s)
+    local state = s.state .. (s.outcome and s.state == "done" and (" (" .. s.outcome .. ")") or "")
+    table.insert(chunks, { "\n  " })
+    table.insert(chunks, { ("%-5s "):format(s.id) })
+    table.insert(chunks, { ("%-18s"):format(state), statusline.group(s.state) })
+    table.insert(chunks, { " " .. M.one_line(s.name or "", 80) })
+    if s.prompt and s.prompt.question then
+      table.insert(chunks, { "  " .. M.prompt_text(s.prompt), "AgentdNoticeQuestion" })
+    end
+  end
+  local function group(name, host, how)
+    if #chunks > 0 then
+      table.insert(chunks, { "\n" })
+    end
+    table.insert(chunks, { M.one_line(name, 60), "Title" })
+    table.insert(chunks, { " (" .. M.one_line(how, 300) .. ")", "Comment" })
+    local n = 0
+    for _, s in ipairs(sessions.list(function(s)
+      return s.host == host
+    end)) do
+      line(s)
+      n = n + 1
+    end
+    if n == 0 then
+      table.insert(chunks, { "\n  no sessions", "Comment" })
+    end
+  end
+  group(hosts.local_name(), nil, require("agentd.rpc").server() and "this machine" or "this machine, not connected")
+  for _, name in ipairs(hosts.names()) do
+    group(name, name, hosts.describe(name))
+  end
+  vim.api.nvim_echo(chunks, false, {})
+end
+
 function M.list()
+  local hosts = require("agentd.hosts")
+  if hosts.multi() then
+    return list_hosts(hosts)
+  end
   local cwd = vim.fn.getcwd()
   local mine, others = {}, {}
   for _, s in ipairs(sessions.list()) do
