@@ -23,6 +23,8 @@ need=()
 [ -f /usr/share/lua/5.1/busted/runner.lua ] || need+=(lua-busted)
 command -v patchelf >/dev/null || need+=(patchelf)
 command -v tmux >/dev/null || need+=(tmux)
+# The several-hosts test reaches hosts through real OpenSSH servers.
+[ -x /usr/sbin/sshd ] || need+=(openssh-server)
 if [ ${#need[@]} -gt 0 ]; then
   echo "ci: apt-get install ${need[*]}"
   if ! { apt-get -o DPkg::Lock::Timeout=300 update -qq &&
@@ -102,4 +104,18 @@ for nvim in "${nvims[@]}"; do
     status=1
   fi
 done
+
+# Several hosts, all real: a real Neovim (the first installed) with the
+# plugin, its sidecars over two real OpenSSH servers on loopback, each
+# host's own daemon (cmd/agentd/nvim_hosts_e2e_test.go).
+echo "ci: Neovim with two other hosts over ssh (TestNvimShowsEveryHost)"
+if (cd "$repo" && AGENTD_NVIM="${nvims[0]}" timeout 600 go test -count=1 -run '^TestNvimShowsEveryHost$' -v ./cmd/agentd) >"$work/hosts.log" 2>&1 &&
+  grep -q -- '--- PASS: TestNvimShowsEveryHost' "$work/hosts.log"; then
+  passed=$((passed + 1))
+else
+  cat "$work/hosts.log"
+  echo "ci: TestNvimShowsEveryHost failed (or was skipped)" >&2
+  failed=$((failed + 1))
+  status=1
+fi
 finish $status
