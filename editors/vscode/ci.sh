@@ -165,14 +165,14 @@ unit_rc=$?
 count "$ARTIFACTS/unit.tap"
 [ $unit_rc -eq 0 ] || echo "ci.sh: unit tests exited $unit_rc" >&2
 
-step "end-to-end tests in code-server + Chromium (an agentd.path that does not start, the .vsix install with no agentd on PATH, then the whole flow)"
+step "end-to-end tests in code-server + Chromium (an agentd.path that does not start, the .vsix install with no agentd on PATH, the whole flow, then several hosts over real sshd)"
 (cd "$HERE" && AGENTD_BIN="$AGENTD_BIN" VSIX="$HERE/dist/agentd.vsix" CODE_SERVER="$ENTRY" CODE_SERVER_NODE="$N24/bin/node" \
   VSIX_PLATFORM="$VSIX_PLATFORM" VSIX_UNIVERSAL="$VSIX_UNIVERSAL" DIST_VERSION="$DIST_VERSION" \
   CHROMIUM="$(command -v chromium)" ARTIFACTS="$ARTIFACTS" E2E_PIDFILE="$PIDFILE" timeout 1200 node --test \
   --test-concurrency=1 \
   --test-reporter=spec --test-reporter-destination=stdout \
   --test-reporter=tap --test-reporter-destination="$ARTIFACTS/e2e.tap" \
-  test/e2e/startfail.test.mjs test/e2e/install.test.mjs test/e2e/e2e.test.mjs)
+  test/e2e/startfail.test.mjs test/e2e/install.test.mjs test/e2e/e2e.test.mjs test/e2e/hosts.test.mjs)
 e2e_rc=$?
 count "$ARTIFACTS/e2e.tap"
 [ $e2e_rc -eq 0 ] || echo "ci.sh: end-to-end test exited $e2e_rc" >&2

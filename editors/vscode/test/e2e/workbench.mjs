@@ -53,7 +53,7 @@ export async function waitFor(what, fn, timeoutMs = 30_000, everyMs = 150) {
  * PATH code-server (and so the extension) runs with. `agentd` is the binary
  * that stops the test's daemon at the end; 'bundled': the .vsix's own.
  */
-export async function startWorkbench({ vsix, node24, entry, chromiumPath, artifacts, userSettings, machineSettings, files, agentd, PATH }) {
+export async function startWorkbench({ vsix, node24, entry, chromiumPath, artifacts, userSettings, machineSettings, files, agentd, PATH, configToml, env: moreEnv }) {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'agentd-vscode-e2e-'));
   const dataDir = path.join(tmp, 'data');
   const extDir = path.join(tmp, 'extensions');
@@ -77,7 +77,13 @@ export async function startWorkbench({ vsix, node24, entry, chromiumPath, artifa
     XDG_CACHE_HOME: path.join(xdg, 'cache'),
     AGENTD_SOCKET: socket,
     ...(PATH !== undefined && { PATH }),
+    ...moreEnv,
   };
+  // agentd's config.toml ([[hosts]], say), as the window's agentd reads it.
+  if (configToml !== undefined) {
+    fs.mkdirSync(path.join(env.XDG_CONFIG_HOME, 'agentd'), { recursive: true });
+    fs.writeFileSync(path.join(env.XDG_CONFIG_HOME, 'agentd', 'config.toml'), configToml);
+  }
   const inst = spawnSync(node24, [entry, '--user-data-dir', dataDir, '--extensions-dir', extDir, '--install-extension', vsix], { env, encoding: 'utf8', timeout: 120_000 });
   if (inst.status !== 0) throw new Error(`installing ${vsix} failed (${inst.status}):\n${inst.stdout}\n${inst.stderr}`);
   const bundled = fs
