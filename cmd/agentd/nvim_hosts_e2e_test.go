@@ -86,7 +86,7 @@ func TestNvimShowsEveryHost(t *testing.T) {
 			t.Errorf("host %s in Neovim: %q; want up", host, v.Hosts[host])
 		}
 	}
-	if !strings.Contains(v.Statusline, "2") || len(v.Sessions) != 2 {
+	if !strings.Contains(v.Statusline, "● 2") || len(v.Sessions) != 2 {
 		t.Errorf("statusline %q with sessions %+v; want 2 blocked, across both hosts", v.Statusline, v.Sessions)
 	}
 
@@ -110,6 +110,20 @@ func TestNvimShowsEveryHost(t *testing.T) {
 	})
 	if s := v.session("b:s1"); s.State != "blocked" || s.PromptID != prompts["b"] {
 		t.Errorf("b:s1 in Neovim after a's answer: %+v; want blocked on %s", s, prompts["b"])
+	}
+
+	// b's terminal, opened from Neovim: b's screen, over b's connection.
+	n.lua(`T.open("b:s1")`)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		screen, err := n.eval(`T.screen("b:s1")`)
+		if err == nil && strings.Contains(screen, "NOTES.md") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("b:s1's terminal in Neovim after 60 s: %q (%v); want b's demo asking about NOTES.md", screen, err)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 
 	// Host a taken off the network: down, with ssh's words; b as it was.
@@ -190,6 +204,14 @@ function T.view()
     out.hosts[name] = hosts.describe(name)
   end
   return vim.json.encode(out)
+end
+function T.open(key)
+  require("agentd").open(key)
+  return ""
+end
+function T.screen(key)
+  local buf = require("agentd.terminal").buffer(key)
+  return buf and table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n") or ""
 end
 function T.answer(key)
   vim.ui.select = function(items, opts, cb)

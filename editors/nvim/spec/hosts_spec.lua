@@ -214,6 +214,23 @@ describe("hosts", function()
     assert.equals("s1", F.sent("b", "runtime_send")[1].sessionId)
     assert.equals("hello", F.sent("b", "runtime_send")[1].text)
     assert.equals(0, #F.sent("a", "runtime_send") + #F.sent("a", "session/kill"))
+
+    -- b's terminal: subscribed and sized on b, b's output written in it, a's not.
+    agentd.open("b:s1")
+    H.wait(0, function()
+      return #F.sent("b", "session/subscribe") == 1
+    end)
+    assert.same({ sessionId = "s1", output = true }, F.sent("b", "session/subscribe")[1])
+    assert.equals("s1", F.sent("b", "session/resize")[1].sessionId)
+    assert.equals(0, #F.sent("a", "session/subscribe") + #F.sent("a", "session/resize"))
+    local buf = require("agentd.terminal").buffer("b:s1")
+    assert.truthy(buf, "b:s1 has a terminal buffer")
+    F.last("a").opts.on_notification("session/output", { sessionId = "s1", data = "from a" })
+    F.last("b").opts.on_notification("session/output", { sessionId = "s1", data = "from b" })
+    H.wait(0, function()
+      return table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n"):find("from b", 1, true) ~= nil
+    end)
+    assert.is_nil(table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n"):find("from a", 1, true))
   end)
 
   it("names the host in the notice and in :Agentd list, each host under its state", function()
