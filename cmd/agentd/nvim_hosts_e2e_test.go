@@ -145,8 +145,29 @@ func TestNvimShowsEveryHost(t *testing.T) {
 	if s := v.session("a:s1"); s.Name != "demo" || s.State == "exited" {
 		t.Errorf("a:s1 after host a came back: %+v; want demo, running", s)
 	}
-	if out, errOut, code := d.cli("ls", "-H", "b", "--json"); code != 0 || !strings.Contains(out, prompts["b"]) {
-		t.Errorf("ls -H b at the end: exit %d\n%s%s; want b's demo still on %s", code, out, errOut, prompts["b"])
+
+	// a asks again, with Neovim connected: the floating notice names host
+	// a, and :Agentd answer with no name answers the notice's session, on a.
+	if out, errOut, code := d.cli("send", "a:demo", "Add a NOTES.md file"); code != 0 {
+		t.Fatalf("agentd send a:demo again: exit %d\n%s%s", code, out, errOut)
+	}
+	v = n.waitFor("the notice for a:s1", func(v nvimView) bool { return v.Notice.Session == "a:s1" })
+	if len(v.Notice.Lines) == 0 || !strings.Contains(v.Notice.Lines[0], "a: s1 demo needs you") {
+		t.Errorf("the notice in Neovim: %q; want its title naming host a", v.Notice.Lines)
+	}
+	n.lua(`T.answer(nil)`)
+	v = n.waitFor("the notice's answer sent", func(v nvimView) bool { return v.Answered != "" })
+	if v.Answered != "ok" || !strings.HasPrefix(v.SelectPrompt, "a: s1 demo: ") {
+		t.Fatalf("answering the notice's session: %q, picker prompt %q; want ok, naming host a", v.Answered, v.SelectPrompt)
+	}
+	if out, errOut, code := d.cli("wait", "a:demo", "--until", "done", "--timeout", "60s"); code != 0 {
+		t.Fatalf("a:demo after the notice's answer: exit %d\n%s%s; want its turn done", code, out, errOut)
+	}
+	out, errOut, code = d.cli("ls", "-H", "b", "--json")
+	bl = sessionList{}
+	if code != 0 || json.Unmarshal([]byte(out), &bl) != nil || len(bl.Sessions) != 1 || bl.Sessions[0].State != "blocked" ||
+		bl.Sessions[0].Prompt == nil || bl.Sessions[0].Prompt.PromptID != prompts["b"] {
+		t.Errorf("ls -H b at the end: exit %d\n%s%s; want b's demo blocked on %s still", code, out, errOut, prompts["b"])
 	}
 }
 
@@ -167,6 +188,10 @@ type nvimView struct {
 	Answered     string            `json:"answered"`
 	SelectPrompt string            `json:"selectPrompt"`
 	Notes        []string          `json:"notes"`
+	Notice       struct {
+		Session string   `json:"session"`
+		Lines   []string `json:"lines"`
+	} `json:"notice"`
 }
 
 func (v nvimView) session(key string) nvimSession {
@@ -203,6 +228,8 @@ function T.view()
   for _, name in ipairs(hosts.names()) do
     out.hosts[name] = hosts.describe(name)
   end
+  local n = require("agentd.ui").current_notice()
+  out.notice = n and { session = n.session, lines = vim.api.nvim_buf_get_lines(n.buf, 0, -1, false) } or vim.empty_dict()
   return vim.json.encode(out)
 end
 function T.open(key)
@@ -214,6 +241,7 @@ function T.screen(key)
   return buf and table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n") or ""
 end
 function T.answer(key)
+  T.answered = ""
   vim.ui.select = function(items, opts, cb)
     T.selectPrompt = opts.prompt
     vim.schedule(function()
