@@ -77,6 +77,7 @@ type gRow struct {
 	// bottom edge); rule: nothing but box drawing, no corner (a line
 	// across, as above and below a composer).
 	border, rule bool
+	hint         uint8 // rowHint's answer: 0 not asked yet, 1 a hint, 2 not
 }
 
 // verticalRunes are box sides; they are blanked so that what a box holds
@@ -86,20 +87,26 @@ const verticalRunes = "│┃║╎╏┆┇┊┋▏▕"
 func genericRows(s Screen) []gRow {
 	out := make([]gRow, len(s.Lines))
 	for i, l := range s.Lines {
-		var b strings.Builder
 		text, boxed := false, false
 		for _, r := range l {
 			switch {
-			case strings.ContainsRune(verticalRunes, r):
-				r, boxed = ' ', true
-			case isBoxDrawing(r):
-				r, boxed = ' ', true
+			case isBorder(r):
+				boxed = true
 			case r != ' ' && r != '\u00a0':
 				text = true
 			}
-			b.WriteRune(r)
 		}
-		t := strings.TrimRight(b.String(), " \u00a0")
+		t := l
+		if boxed {
+			// Blank the borders, keeping every other rune at its column.
+			t = strings.Map(func(r rune) rune {
+				if isBorder(r) {
+					return ' '
+				}
+				return r
+			}, l)
+		}
+		t = strings.TrimRight(t, " \u00a0")
 		st := ""
 		if i < len(s.Styles) {
 			st = s.Styles[i]
@@ -117,12 +124,39 @@ func genericRows(s Screen) []gRow {
 // row of "─" alone may be any rule.
 const cornerRunes = "╭╮╰╯┌┐└┘┏┓┗┛╔╗╚╝"
 
+// isBorder: box drawing or a box's side (verticalRunes), all of them in
+// U+2500–U+259F: most runes are ruled out by one comparison.
+func isBorder(r rune) bool {
+	return r >= 0x2500 && r <= 0x259f && (isBoxDrawing(r) || strings.ContainsRune(verticalRunes, r))
+}
+
 // isBoxDrawing: the Unicode box-drawing block (borders, rules, corners).
 func isBoxDrawing(r rune) bool { return r >= 0x2500 && r <= 0x257f }
 
 // hintRe: a key hint under a menu or a field ("↑/↓ to navigate · enter to
 // select · esc to cancel").
 var hintRe = regexp.MustCompile(`(?i)(↑|↓|←|→|\benter\b|\breturn\b|\besc\b|\bescape\b|\btab\b|\bctrl[+-]|\bspace\b|\bnavigate\b|\bto (?:select|confirm|cancel|go back|submit|continue|choose)\b|\bpress\b)`)
+
+// hintWords: hintRe cannot match a row that holds none of them (lower-cased).
+var hintWords = []string{"↑", "↓", "←", "→", "enter", "return", "esc", "tab", "ctrl", "space", "navigate", "press",
+	"to select", "to confirm", "to cancel", "to go back", "to submit", "to continue", "to choose"}
+
+// isHint says whether t is a key hint (hintRe), testing for its words first.
+func isHint(t string) bool {
+	return mentions(strings.ToLower(t), hintWords...) && hintRe.MatchString(t)
+}
+
+// rowHint is isHint of row i, asked once per classification: the menu and
+// the field readers both ask it of the same rows.
+func rowHint(rows []gRow, i int) bool {
+	if rows[i].hint == 0 {
+		rows[i].hint = 2
+		if isHint(rows[i].text) {
+			rows[i].hint = 1
+		}
+	}
+	return rows[i].hint == 1
+}
 
 // moreRe: a list's note that it scrolls on ("▼ 218 more", "↓ 3 more
 // below"), read as a hint under the menu.
@@ -243,14 +277,14 @@ func genericMenu(agent string, s Screen, rows []gRow, bottom int) (Verdict, bool
 			continue
 		}
 		m, ok := readMenuRow(end, rows[end])
-		if ok && (m.marked || m.numbered || !hintRe.MatchString(rows[end].text)) {
+		if ok && (m.marked || m.numbered || !rowHint(rows, end)) {
 			if !navigable || m.marked || m.numbered || notes >= 2 || !noteRe.MatchString(rows[end].text) {
 				break
 			}
 			notes++
 			continue
 		}
-		if !hintRe.MatchString(rows[end].text) && !moreRe.MatchString(rows[end].text) {
+		if !rowHint(rows, end) && !moreRe.MatchString(rows[end].text) {
 			if !navigable || notes >= 2 {
 				return Verdict{}, false
 			}
@@ -299,7 +333,7 @@ func genericMenu(agent string, s Screen, rows []gRow, bottom int) (Verdict, bool
 		}
 		m, ok := readMenuRow(i, rows[i])
 		switch {
-		case ok && aligned(m, last) && (m.marked || m.numbered || !hintRe.MatchString(rows[i].text)):
+		case ok && aligned(m, last) && (m.marked || m.numbered || !rowHint(rows, i)):
 			m.group = group
 			block = append(block, m)
 			top = i
@@ -397,7 +431,7 @@ func genericMenu(agent string, s Screen, rows []gRow, bottom int) (Verdict, bool
 		}
 		q = above
 	}
-	if hintRe.MatchString(rows[q].text) {
+	if rowHint(rows, q) {
 		return Verdict{}, false // a status line over a panel, not a title
 	}
 	question := genericQuestion(rows, q, s.Cols)
@@ -551,11 +585,12 @@ func genericInput(agent string, s Screen, rows []gRow, bottom int) (Verdict, boo
 			ruled = ruled || rows[i].rule || rows[i].border
 			continue
 		}
-		t := strings.TrimSpace(rows[i].text)
+		t, cut := strings.TrimSpace(rows[i].text), false
 		if s.CursorVisible && s.CursorRow == i && strings.Contains(t, ": ") {
-			t = t[:strings.LastIndex(t, ": ")+1] // what is typed after the label is the person's
+			t, cut = t[:strings.LastIndex(t, ": ")+1], true // what is typed after the label is the person's
 		}
-		if inputLabelRe.MatchString(t) && utf8.RuneCountInString(t) <= 100 && !errorRe.MatchString(t) && !inputRefusedRe.MatchString(t) &&
+		low := strings.ToLower(t)
+		if mentions(low, "key", "paste", "enter", "code", "password", "token") && inputLabelRe.MatchString(t) && utf8.RuneCountInString(t) <= 100 && !errorRe.MatchString(t) && !inputRefusedRe.MatchString(t) &&
 			(strings.HasSuffix(t, ":") || strings.HasSuffix(t, "?") || s.CursorVisible && s.CursorRow >= i && s.CursorRow <= i+2 ||
 				ruled && strings.HasSuffix(t, ".")) {
 			// Freeform: what to type is the person's, with runtime_answer's text.
@@ -564,10 +599,10 @@ func genericInput(agent string, s Screen, rows []gRow, bottom int) (Verdict, boo
 			return Verdict{Agent: agent, State: StateBlocked, Reason: ReasonGenericInput,
 				Evidence: Evidence{Region: "screen", Text: t}, Prompt: p}, true
 		}
-		if authWaitRe.MatchString(t) {
+		if mentions(low, "waiting for") && authWaitRe.MatchString(t) {
 			return genericAuthWait(agent, rows, i, hints), true
 		}
-		if hintRe.MatchString(t) {
+		if cut && isHint(t) || !cut && rowHint(rows, i) {
 			hints = append(hints, t)
 			continue
 		}
@@ -623,8 +658,27 @@ var errorRe = regexp.MustCompile(`(?i)(\b(?:4(?:0[0-9]|29)|5(?:0[0-4]|29))\b.{0,
 // as an error banner does and a sentence of a reply mostly does not.
 var bannerRe = regexp.MustCompile(`(?i)^(?:[⚠✗✕✖×❌⛔■!]|(?:log ?in|sign[ -]?in|authentication|authori[sz]ation)\s+(?:timed out|failed)\b|(?:[^\p{L}\p{N}\s]{1,3}\s*){0,2}\[?(?:api\s+)?(?:error|failed|failure|unable|could ?n[o']t|rate|quota|too many|request|http|status|unexpected|overloaded|insufficient|unauthori[sz]ed|forbidden|\d{3}\b))`)
 
+// failureWords: neither errorRe nor unreachableRe can match a text that
+// holds none of them (lower-cased).
+var failureWords = []string{"error", "status", "rate", "quota", "too many", "request", "overloaded", "insufficient",
+	"timed out", "failed", "unavailable", "down", "unauthori", "forbidden", "timeout", "bad gateway",
+	"unable to", "could", "connection", "enotfound", "econnrefused", "getaddrinfo"}
+
 // unreachableRe: a server the agent could not reach.
 var unreachableRe = regexp.MustCompile(`(?i)\b(?:unable to (?:connect|reach)|could ?n[o']t (?:connect|reach)|connection (?:refused|failed|error)|ENOTFOUND|ECONNREFUSED|getaddrinfo|fetch failed)\b`)
+
+// mentions says whether low (lower-cased text) holds one of words: a
+// cheap test before a case-blind expression that cannot match without
+// one of them. The generic reader runs on every screen an agent's rules
+// read idle, and most rows name none.
+func mentions(low string, words ...string) bool {
+	for _, w := range words {
+		if strings.Contains(low, w) {
+			return true
+		}
+	}
+	return false
+}
 
 // retryRe: a retry counting down.
 var retryRe = regexp.MustCompile(`(?i)(\bretrying\b.{0,20}?\bin \d+(?:\.\d+)?\s*(?:ms|s|sec|secs|seconds?|m|min)\b|\bretrying\b\s*(?:\.\.\.|…)|\bretry(?:ing)?\b.{0,30}\battempt \d+\s*(?:/|of)\s*\d+|\battempt \d+\s*(?:/|of)\s*\d+.{0,30}\bretry)`)
@@ -643,10 +697,11 @@ func genericNewest(agent string, rows []gRow, bottom, cols int) (Verdict, bool) 
 		}
 		n++
 		t := strings.TrimSpace(rows[i].text)
-		if endedRe.MatchString(t) {
+		low := strings.ToLower(t)
+		if mentions(low, "interrupt", "cancel", "abort") && endedRe.MatchString(t) {
 			return Verdict{}, false // the person stopped it; the agent's rules say what now
 		}
-		if m := retryRe.FindString(t); m != "" {
+		if mentions(low, "retry") && retryRe.MatchString(t) {
 			return Verdict{Agent: agent, State: StateWorking, Reason: ReasonGenericRetry,
 				Evidence: Evidence{Region: "screen", Text: t}}, true
 		}
@@ -659,7 +714,7 @@ func genericNewest(agent string, rows []gRow, bottom, cols int) (Verdict, bool) 
 		for j := i + 1; j <= bottom && j <= i+3 && !rows[j].blank && wrapped(rows[j-1].text, rows[j].text, cols); j++ {
 			whole += " " + strings.TrimSpace(rows[j].text)
 		}
-		if errorRe.MatchString(whole) || unreachableRe.MatchString(whole) {
+		if mentions(strings.ToLower(whole), failureWords...) && (errorRe.MatchString(whole) || unreachableRe.MatchString(whole)) {
 			msg, _ := CleanText(whole, 300)
 			return Verdict{Agent: agent, State: StateError, Reason: ReasonGenericError,
 				Evidence: Evidence{Region: "screen", Text: t}, Message: msg}, true
