@@ -42,6 +42,10 @@ if ! (cd "$repo" && go build -o "$work/agentd" ./cmd/agentd); then
   finish 1
 fi
 export AGENTD_BIN="$work/agentd"
+# The specs' agentd reads no config.toml of the person running them: a
+# [[hosts]] entry there would turn the one-host specs into several hosts.
+export XDG_CONFIG_HOME="$work/config"
+mkdir -p "$XDG_CONFIG_HOME"
 
 # The release folder spec/install_spec.lua installs from: what make dist
 # writes, for this platform only, made once for every Neovim version.
