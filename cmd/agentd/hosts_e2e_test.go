@@ -42,6 +42,60 @@ func (d *daemonEnv) hostsReport(args ...string) hostsReport {
 	return r
 }
 
+// twoHosts is a daemon environment for this machine whose config.toml
+// names hosts a and b, real OpenSSH servers on loopback (hoststest).
+func twoHosts(t *testing.T) (d *daemonEnv, a, b *hoststest.Host) {
+	t.Helper()
+	keys := hoststest.NewKeys(t)
+	a, b = hoststest.Start(t, keys, "a", agentdBinary(t)), hoststest.Start(t, keys, "b", agentdBinary(t))
+	d = newDaemonEnv(t)
+	configHome := t.TempDir()
+	hoststest.WriteConfig(t, configHome, a, b)
+	d.env = append(d.env, "XDG_CONFIG_HOME="+configHome)
+	return d, a, b
+}
+
+// runDemo starts the demo agent, named demo, on host ("" or "local": this
+// machine) with agentd run, and returns its session id.
+func (d *daemonEnv) runDemo(host string) string {
+	d.t.Helper()
+	args := []string{"run", "--name", "demo", "--", agentdBinary(d.t), "demo-agent"}
+	if host != "" && host != "local" {
+		args = append([]string{"run", "-H", host}, args[1:]...)
+	}
+	out, errOut, code := d.cli(args...)
+	if code != 0 {
+		d.t.Fatalf("agentd %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errOut)
+	}
+	return strings.TrimSpace(out)
+}
+
+// demoAsks gives host's demo its task once it is idle; demoPrompt waits
+// for the permission it then asks and returns its promptId.
+func (d *daemonEnv) demoAsks(host string) {
+	d.t.Helper()
+	if out, errOut, code := d.cli("wait", host+":demo", "--until", "idle", "--timeout", "60s"); code != 0 {
+		d.t.Fatalf("agentd wait %s:demo --until idle: exit %d\n%s%s", host, code, out, errOut)
+	}
+	if out, errOut, code := d.cli("send", host+":demo", "Add a NOTES.md file"); code != 0 {
+		d.t.Fatalf("agentd send %s:demo: exit %d\n%s%s", host, code, out, errOut)
+	}
+}
+
+func (d *daemonEnv) demoPrompt(host string) string {
+	d.t.Helper()
+	out, errOut, code := d.cli("wait", "-H", host, "demo", "--until", "blocked", "--timeout", "60s", "--json")
+	var w struct {
+		Prompt struct {
+			PromptID string `json:"promptId"`
+		} `json:"prompt"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &w) != nil || w.Prompt.PromptID == "" {
+		d.t.Fatalf("agentd wait -H %s demo --until blocked: exit %d\n%s%s", host, code, out, errOut)
+	}
+	return w.Prompt.PromptID
+}
+
 // Sessions on this machine and two others, in one view: agentd ls --all
 // lists them with their hosts; a session is named HOST:NAME, and an answer
 // reaches the host and the prompt it names and no other, where all three
@@ -49,12 +103,7 @@ func (d *daemonEnv) hostsReport(args ...string) hostsReport {
 // holds up no other, and when it comes back its sessions are there as
 // they were.
 func TestHostsOverSSH(t *testing.T) {
-	keys := hoststest.NewKeys(t)
-	a, b := hoststest.Start(t, keys, "a", agentdBinary(t)), hoststest.Start(t, keys, "b", agentdBinary(t))
-	d := newDaemonEnv(t)
-	configHome := t.TempDir()
-	hoststest.WriteConfig(t, configHome, a, b)
-	d.env = append(d.env, "XDG_CONFIG_HOME="+configHome)
+	d, _, b := twoHosts(t)
 
 	// Nothing runs anywhere yet: every host answers, none has a daemon.
 	r := d.hostsReport("hosts", "--json")
@@ -70,37 +119,12 @@ func TestHostsOverSSH(t *testing.T) {
 	// One demo agent named "demo" on each: run -H starts the host's daemon.
 	ids := map[string]string{}
 	for _, host := range []string{"", "a", "b"} {
-		args := []string{"run", "--name", "demo", "--", agentdBinary(t), "demo-agent"}
-		if host != "" {
-			args = append([]string{"run", "-H", host}, args[1:]...)
-		}
-		out, errOut, code := d.cli(args...)
-		if code != 0 {
-			t.Fatalf("agentd %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errOut)
-		}
-		ids[host] = strings.TrimSpace(out)
+		ids[host] = d.runDemo(host)
 	}
 	for _, host := range []string{"a", "b"} {
-		if out, errOut, code := d.cli("wait", host+":demo", "--until", "idle", "--timeout", "60s"); code != 0 {
-			t.Fatalf("agentd wait %s:demo --until idle: exit %d\n%s%s", host, code, out, errOut)
-		}
-		if out, errOut, code := d.cli("send", host+":demo", "Add a NOTES.md file"); code != 0 {
-			t.Fatalf("agentd send %s:demo: exit %d\n%s%s", host, code, out, errOut)
-		}
+		d.demoAsks(host)
 	}
-	prompts := map[string]string{}
-	for _, host := range []string{"a", "b"} {
-		out, errOut, code := d.cli("wait", "-H", host, "demo", "--until", "blocked", "--timeout", "60s", "--json")
-		var w struct {
-			Prompt struct {
-				PromptID string `json:"promptId"`
-			} `json:"prompt"`
-		}
-		if code != 0 || json.Unmarshal([]byte(out), &w) != nil || w.Prompt.PromptID == "" {
-			t.Fatalf("agentd wait -H %s demo --until blocked: exit %d\n%s%s", host, code, out, errOut)
-		}
-		prompts[host] = w.Prompt.PromptID
-	}
+	prompts := map[string]string{"a": d.demoPrompt("a"), "b": d.demoPrompt("b")}
 
 	// The same agent asking the same thing in two sessions: each
 	// appearance has its own promptId (the session's salt), so an answer

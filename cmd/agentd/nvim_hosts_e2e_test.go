@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/agentd/agentd/rpc/hosts/hoststest"
 )
 
 // The Neovim plugin with two other hosts configured, all real: a real
@@ -36,39 +34,19 @@ func TestNvimShowsEveryHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys := hoststest.NewKeys(t)
 	bin := agentdBinary(t)
-	a := hoststest.Start(t, keys, "a", bin)
-	b := hoststest.Start(t, keys, "b", bin)
-	d := newDaemonEnv(t)
-	configHome := t.TempDir()
-	hoststest.WriteConfig(t, configHome, a, b)
-	d.env = append(d.env, "XDG_CONFIG_HOME="+configHome)
+	d, a, _ := twoHosts(t)
 
 	// The same demo agent, named demo, blocked on the same question, on a and b.
-	for _, host := range []string{"a", "b"} {
-		if out, errOut, code := d.cli("run", "-H", host, "--name", "demo", "--", bin, "demo-agent"); code != 0 || strings.TrimSpace(out) != "s1" {
-			t.Fatalf("agentd run -H %s: exit %d\n%s%s; want s1", host, code, out, errOut)
-		}
-		if out, errOut, code := d.cli("wait", host+":demo", "--until", "idle", "--timeout", "60s"); code != 0 {
-			t.Fatalf("agentd wait %s:demo --until idle: exit %d\n%s%s", host, code, out, errOut)
-		}
-		if out, errOut, code := d.cli("send", host+":demo", "Add a NOTES.md file"); code != 0 {
-			t.Fatalf("agentd send %s:demo: exit %d\n%s%s", host, code, out, errOut)
-		}
-	}
 	prompts := map[string]string{}
 	for _, host := range []string{"a", "b"} {
-		out, errOut, code := d.cli("wait", "-H", host, "demo", "--until", "blocked", "--timeout", "60s", "--json")
-		var w struct {
-			Prompt struct {
-				PromptID string `json:"promptId"`
-			} `json:"prompt"`
+		if id := d.runDemo(host); id != "s1" {
+			t.Fatalf("agentd run -H %s: session %q, want s1", host, id)
 		}
-		if code != 0 || json.Unmarshal([]byte(out), &w) != nil || w.Prompt.PromptID == "" {
-			t.Fatalf("agentd wait -H %s demo --until blocked: exit %d\n%s%s", host, code, out, errOut)
-		}
-		prompts[host] = w.Prompt.PromptID
+		d.demoAsks(host)
+	}
+	for _, host := range []string{"a", "b"} {
+		prompts[host] = d.demoPrompt(host)
 	}
 
 	n := startNvim(t, nvim, plugin, bin, d.env)

@@ -26,8 +26,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/agentd/agentd/rpc/hosts/hoststest"
 )
 
 // webCmd starts `agentd web` with its token in a folder of the test's own.
@@ -449,33 +447,15 @@ func (w *webAPI) await(what string, ok func(webHostsView) bool) webHostsView {
 // is refused without reaching anything, and when b comes back its session
 // is there, waiting on the same prompt, and can be answered.
 func TestWebHostsOverSSH(t *testing.T) {
-	keys := hoststest.NewKeys(t)
-	a, b := hoststest.Start(t, keys, "a", agentdBinary(t)), hoststest.Start(t, keys, "b", agentdBinary(t))
-	d := newDaemonEnv(t)
-	configHome := t.TempDir()
-	hoststest.WriteConfig(t, configHome, a, b)
-	d.env = append(d.env, "XDG_CONFIG_HOME="+configHome)
+	d, _, b := twoHosts(t)
 
 	ids := map[string]string{}
 	for _, host := range []string{"local", "a", "b"} {
-		args := []string{"run", "--name", "demo", "--", agentdBinary(t), "demo-agent"}
-		if host != "local" {
-			args = append([]string{"run", "-H", host}, args[1:]...)
-		}
-		out, errOut, code := d.cli(args...)
-		if code != 0 {
-			t.Fatalf("agentd %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errOut)
-		}
-		ids[host] = strings.TrimSpace(out)
+		ids[host] = d.runDemo(host)
 	}
 	t.Logf("session ids: %v", ids)
 	for _, host := range []string{"a", "b"} {
-		if out, errOut, code := d.cli("wait", host+":demo", "--until", "idle", "--timeout", "60s"); code != 0 {
-			t.Fatalf("agentd wait %s:demo --until idle: exit %d\n%s%s", host, code, out, errOut)
-		}
-		if out, errOut, code := d.cli("send", host+":demo", "Add a NOTES.md file"); code != 0 {
-			t.Fatalf("agentd send %s:demo: exit %d\n%s%s", host, code, out, errOut)
-		}
+		d.demoAsks(host)
 	}
 
 	token := filepath.Join(t.TempDir(), "web-token")
