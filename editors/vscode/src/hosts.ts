@@ -11,22 +11,13 @@ import { Emitter } from 'vscode-jsonrpc/node';
 
 import { Agentd, AgentdClient, AgentdError, ClientOptions, describeExit, ExitInfo, NOT_RUNNING, StartError } from './client';
 import {
-  AnswerParams,
-  AnswerResult,
-  ClassifyResult,
   ErrorCodes,
   ExitedNotification,
-  InputParams,
-  KillParams,
   OutputNotification,
-  ReadResult,
-  ResizeParams,
-  SendParams,
-  Session,
-  SpawnParams,
   StateNotification,
 } from './protocol';
 import { oneLine } from './format';
+import { LiveAgentd } from './live';
 
 /** One [[hosts]] entry as `agentd hosts --configured` prints it. */
 export interface HostEntry {
@@ -106,7 +97,7 @@ export function hostArgs(args: string[], host: string): string[] {
  * the connection drops, tries again after 1 s, 2 s, 4 s … 30 s, for as long
  * as the window is open. Every method goes to this host's agentd only.
  */
-export class HostConnection implements Agentd {
+export class HostConnection extends LiveAgentd implements Agentd {
   private readonly stateChange = new Emitter<HostState>();
   private readonly connectEmitter = new Emitter<AgentdClient>();
   private readonly stateEmitter = new Emitter<StateNotification>();
@@ -132,6 +123,7 @@ export class HostConnection implements Agentd {
     readonly name: string,
     private readonly opts: HostConnectionOptions,
   ) {
+    super();
     this.log = opts.log ?? (() => undefined);
     this.base = opts.baseDelayMs ?? 1000;
     this.max = opts.maxDelayMs ?? 30_000;
@@ -227,7 +219,7 @@ export class HostConnection implements Agentd {
     if (c) await c.stop();
   }
 
-  private live(method: string): AgentdClient {
+  protected live(method: string): AgentdClient {
     const c = this.client;
     if (!c) {
       const s = this._state;
@@ -237,37 +229,4 @@ export class HostConnection implements Agentd {
     return c;
   }
 
-  async spawn(p: SpawnParams): Promise<Session> {
-    return this.live('session/spawn').spawn(p);
-  }
-  async list(): Promise<Session[]> {
-    return this.live('session/list').list();
-  }
-  async read(sessionId: string): Promise<ReadResult> {
-    return this.live('session/read').read(sessionId);
-  }
-  async resize(p: ResizeParams): Promise<void> {
-    return this.live('session/resize').resize(p);
-  }
-  async input(p: InputParams): Promise<void> {
-    return this.live('session/input').input(p);
-  }
-  async watchOutput(sessionId: string, listener: (n: OutputNotification) => void): Promise<{ dispose(): void }> {
-    return this.live('session/subscribe').watchOutput(sessionId, listener);
-  }
-  async seen(sessionId: string): Promise<void> {
-    return this.live('session/seen').seen(sessionId);
-  }
-  async kill(p: KillParams): Promise<void> {
-    return this.live('session/kill').kill(p);
-  }
-  async classify(sessionId: string): Promise<ClassifyResult> {
-    return this.live('session/classify').classify(sessionId);
-  }
-  async send(p: SendParams): Promise<void> {
-    return this.live('runtime_send').send(p);
-  }
-  async answer(p: AnswerParams): Promise<AnswerResult> {
-    return this.live('runtime_answer').answer(p);
-  }
 }

@@ -14,22 +14,13 @@ import {
   NOT_RUNNING,
   StartError,
 } from './client';
+import { LiveAgentd } from './live';
 import { Binary, describeBinary, describeSource } from './locate';
 import {
   PROTOCOL_VERSION,
-  AnswerParams,
-  AnswerResult,
-  ClassifyResult,
   ExitedNotification,
   FocusParams,
-  InputParams,
-  KillParams,
   OutputNotification,
-  ReadResult,
-  ResizeParams,
-  SendParams,
-  Session,
-  SpawnParams,
   StateNotification,
 } from './protocol';
 
@@ -62,7 +53,7 @@ export interface SupervisorOptions {
   locate?: () => Promise<Binary>;
 }
 
-export class Supervisor implements Agentd {
+export class Supervisor extends LiveAgentd implements Agentd {
   private readonly statusEmitter = new Emitter<Status>();
   private readonly startEmitter = new Emitter<AgentdClient>();
   private readonly stateEmitter = new Emitter<StateNotification>();
@@ -91,6 +82,7 @@ export class Supervisor implements Agentd {
     private readonly clientOptions: () => ClientOptions,
     opts: SupervisorOptions = {},
   ) {
+    super();
     this.opts = {
       baseDelayMs: opts.baseDelayMs ?? 1000,
       maxDelayMs: opts.maxDelayMs ?? 30_000,
@@ -225,7 +217,7 @@ export class Supervisor implements Agentd {
     }, delayMs);
   }
 
-  private live(method: string): AgentdClient {
+  protected live(method: string): AgentdClient {
     const c = this.client;
     if (!c) {
       const why =
@@ -239,41 +231,8 @@ export class Supervisor implements Agentd {
     return c;
   }
 
-  async spawn(p: SpawnParams): Promise<Session> {
-    return this.live('session/spawn').spawn(p);
-  }
-  async list(): Promise<Session[]> {
-    return this.live('session/list').list();
-  }
-  async read(sessionId: string): Promise<ReadResult> {
-    return this.live('session/read').read(sessionId);
-  }
-  async resize(p: ResizeParams): Promise<void> {
-    return this.live('session/resize').resize(p);
-  }
-  async input(p: InputParams): Promise<void> {
-    return this.live('session/input').input(p);
-  }
-  async watchOutput(sessionId: string, listener: (n: OutputNotification) => void): Promise<{ dispose(): void }> {
-    return this.live('session/subscribe').watchOutput(sessionId, listener);
-  }
-  async seen(sessionId: string): Promise<void> {
-    return this.live('session/seen').seen(sessionId);
-  }
   async focus(p: FocusParams): Promise<void> {
     return this.live('client/focus').focus(p);
-  }
-  async kill(p: KillParams): Promise<void> {
-    return this.live('session/kill').kill(p);
-  }
-  async classify(sessionId: string): Promise<ClassifyResult> {
-    return this.live('session/classify').classify(sessionId);
-  }
-  async send(p: SendParams): Promise<void> {
-    return this.live('runtime_send').send(p);
-  }
-  async answer(p: AnswerParams): Promise<AnswerResult> {
-    return this.live('runtime_answer').answer(p);
   }
 
   /**
