@@ -14,7 +14,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 
-const need = (k, d) => process.env[k] || d || (() => { throw new Error(`${k} is not set`); })();
+import { finish, need, setupFailed, step } from './tap.mjs';
+
 const LINK = need('LINK');
 const ARTIFACTS = need('ARTIFACTS');
 const DEMO = need('DEMO');
@@ -25,20 +26,6 @@ const TOKEN_FILE = need('TOKEN_FILE');
 const BASE = new URL(LINK).origin;
 // Generous: a guard against a hang on a busy 2-core machine, not a speed test.
 const WAIT = 60_000;
-
-let n = 0, pass = 0, fail = 0;
-async function step(what, fn) {
-  n++;
-  try {
-    await fn();
-    pass++;
-    console.log(`ok ${n} - ${what}`);
-  } catch (e) {
-    fail++;
-    console.log(`not ok ${n} - ${what}: ${(e && e.message || String(e)).split('\n').slice(0, 6).join(' | ')}`);
-    throw e;
-  }
-}
 
 async function waitFor(what, cond) {
   const end = Date.now() + WAIT;
@@ -294,10 +281,8 @@ try {
     if (bad.length) throw new Error(bad.join(' | '));
   });
 } catch (e) {
-  if (n === pass + fail && fail === 0) { fail++; console.log(`not ok ${n + 1} - setup: ${e.message}`); }
+  setupFailed(e);
 } finally {
   await browser.close();
-  console.log(`# pass ${pass}`);
-  console.log(`# fail ${fail}`);
-  process.exit(fail ? 1 : 0);
+  finish();
 }

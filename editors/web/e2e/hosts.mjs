@@ -15,25 +15,12 @@ import { chromium } from 'playwright-core';
 import path from 'node:path';
 import readline from 'node:readline';
 
-const need = (k, d) => process.env[k] || d || (() => { throw new Error(`${k} is not set`); })();
+import { finish, need, setupFailed, step } from './tap.mjs';
+
 const LINK = need('LINK');
 const ARTIFACTS = need('ARTIFACTS');
 const ID = need('ID');
 const WAIT = 60_000;
-
-let n = 0, pass = 0, fail = 0;
-async function step(what, fn) {
-  n++;
-  try {
-    await fn();
-    pass++;
-    console.log(`ok ${n} - ${what}`);
-  } catch (e) {
-    fail++;
-    console.log(`not ok ${n} - ${what}: ${(e && e.message || String(e)).split('\n').slice(0, 6).join(' | ')}`);
-    throw e;
-  }
-}
 
 const lines = readline.createInterface({ input: process.stdin })[Symbol.asyncIterator]();
 async function ask(what) {
@@ -129,10 +116,8 @@ try {
     if (bad.length) throw new Error(bad.join(' | '));
   });
 } catch (e) {
-  if (n === pass + fail && fail === 0) { fail++; console.log(`not ok ${n + 1} - setup: ${e.message}`); }
+  setupFailed(e);
 } finally {
   await browser.close();
-  console.log(`# pass ${pass}`);
-  console.log(`# fail ${fail}`);
-  process.exit(fail ? 1 : 0);
+  finish();
 }
