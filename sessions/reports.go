@@ -160,14 +160,18 @@ func (rs *reportServer) close() {
 }
 
 // hookStates maps Claude Code hook events to states. Events not listed
-// are accepted and change nothing.
+// are accepted and change nothing. SessionStart is one of those: Claude
+// Code 2.1.332 runs it with the first prompt ("running SessionStart hook"
+// under the spinner), so on a busy machine its report came after the
+// turn's working one, and read as idle it ended a turn that had just
+// begun (test-under-load: done(unknown) while the screen said
+// "✻ Actioning…").
 var hookStates = map[string]string{
 	"UserPromptSubmit":  "working",
 	"PreToolUse":        "working",
 	"PostToolUse":       "working",
 	"PermissionRequest": "blocked",
 	"Stop":              "done",
-	"SessionStart":      "idle",
 	"SessionEnd":        "clear",
 }
 

@@ -214,7 +214,7 @@ func TestReportRecord(t *testing.T) {
 		message string
 	}{
 		{Report{Kind: "hook", Event: "UserPromptSubmit"}, true, "working", ""},
-		{Report{Kind: "hook", Event: "SessionStart"}, true, "idle", ""},
+		{Report{Kind: "hook", Event: "SessionStart"}, false, "", ""}, // runs with the first prompt: says nothing
 		{Report{Kind: "hook", Event: "SessionEnd"}, true, "clear", ""},
 		{Report{Kind: "hook", Event: "Notification", Payload: json.RawMessage(`{"notification_type":"idle_prompt","message":"waiting"}`)}, false, "", ""},
 		{Report{Kind: "hook", Event: "Notification", Payload: json.RawMessage(`{"notification_type":"permission_prompt","message":"Claude needs your permission"}`)}, true, "blocked", "Claude needs your permission"},
