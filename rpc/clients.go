@@ -34,6 +34,8 @@ type clientConn struct {
 	focused bool
 	// desktopOff: the client's setting turns desktop notices off.
 	desktopOff bool
+	// background: the client said it only watches (ClientInfo.Background).
+	background bool
 }
 
 // connHandler routes one connection's requests to the server with the
@@ -113,6 +115,20 @@ func (s *Server) Clients() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.clients)
+}
+
+// holdingClients counts the clients that keep an idle daemon running: all
+// but those that said they only watch in the background.
+func (s *Server) holdingClients() int {
+	n := 0
+	for _, c := range s.clientList() {
+		c.mu.Lock()
+		if !c.background {
+			n++
+		}
+		c.mu.Unlock()
+	}
+	return n
 }
 
 func (s *Server) poke() {

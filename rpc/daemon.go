@@ -19,7 +19,11 @@ import (
 func (s *Server) Run(ctx context.Context, ln *net.UnixListener, idle time.Duration) error {
 	accepted := make(chan error, 1)
 	go func() { accepted <- s.accept(ctx, ln) }()
+	hostsCtx, stopHosts := context.WithCancel(ctx)
+	defer stopHosts()
+	s.followHosts(hostsCtx)
 	reason := s.waitIdle(ctx, idle, accepted)
+	stopHosts()
 	s.log.Info("daemon ending", "why", reason, "sessions", s.mgr.Live(), "clients", s.Clients())
 	_ = ln.Close()
 	s.mgr.Shutdown()
@@ -45,15 +49,15 @@ func (s *Server) waitIdle(ctx context.Context, idle time.Duration, accepted <-ch
 			timer.Stop()
 			timer = nil
 		}
-		if idle > 0 && s.Clients() == 0 && s.mgr.Live() == 0 {
+		if idle > 0 && s.holdingClients() == 0 && s.mgr.Live() == 0 {
 			timer = time.NewTimer(idle)
 			expired = timer.C
 		}
 		select {
 		case <-s.changed:
 		case <-expired:
-			if s.Clients() == 0 && s.mgr.Live() == 0 { // a client may have come as it fired
-				return fmt.Sprintf("idle for %s with no client and no session", idle)
+			if s.holdingClients() == 0 && s.mgr.Live() == 0 { // a client may have come as it fired
+				return fmt.Sprintf("idle for %s with no client (but background ones) and no session", idle)
 			}
 		case <-s.stop:
 			return "stop requested"

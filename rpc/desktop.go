@@ -30,6 +30,9 @@ type DesktopConfig struct {
 	// States are the states that raise a notice (default blocked, done,
 	// error).
 	States []string `toml:"states"`
+	// Hosts: the sessions of config.toml's [[hosts]] raise notices here
+	// too, each naming its host (default on; desktophosts.go).
+	Hosts *bool `toml:"hosts"`
 }
 
 // desktopStates are the states a notice may be raised for.
@@ -49,6 +52,9 @@ func (d *DesktopConfig) check(path string) error {
 
 // enabled reports whether the config leaves desktop notices on.
 func (d DesktopConfig) enabled() bool { return d.Notify == nil || *d.Notify }
+
+// hostsEnabled reports whether other hosts' sessions raise notices here.
+func (d DesktopConfig) hostsEnabled() bool { return d.enabled() && (d.Hosts == nil || *d.Hosts) }
 
 // desktopNotice is one notice as the OS layer shows it.
 type desktopNotice struct {
@@ -101,6 +107,9 @@ type desktopNotifier struct {
 	ops  chan func(desktopBackend)
 	quit chan struct{}
 	done chan struct{}
+	// ready is closed once the OS's notification service is reached;
+	// never where there is none.
+	ready chan struct{}
 
 	mu        sync.Mutex
 	attention *sessions.Attention
@@ -127,7 +136,7 @@ func newDesktopNotifier(cfg DesktopConfig, cooldown time.Duration, log *slog.Log
 		cfg.States = slices.Clone(desktopStates)
 	}
 	d := &desktopNotifier{log: log, states: cfg.States, open: open, answer: answer, current: current, ops: make(chan func(desktopBackend), 64),
-		quit: make(chan struct{}), done: make(chan struct{}), attention: sessions.NewAttention(cooldown),
+		quit: make(chan struct{}), done: make(chan struct{}), ready: make(chan struct{}), attention: sessions.NewAttention(cooldown),
 		shown: map[string]*desktopShown{}, byID: map[uint32]*desktopShown{}}
 	go d.run()
 	return d
@@ -143,6 +152,7 @@ func (d *desktopNotifier) run() {
 	} else {
 		d.log.Info("desktop notices on", "buttons", b.Actions())
 		defer b.Shutdown()
+		close(d.ready)
 	}
 	for {
 		select {
@@ -280,6 +290,11 @@ func (d *desktopNotifier) takeDown(sh *desktopShown) {
 func (d *desktopNotifier) show(sh, replaces *desktopShown, info sessions.Info) {
 	d.do("Notify", func(b desktopBackend) {
 		n := noticeFor(info, b.Actions())
+		if _, _, remote := remoteKey(info.ID); remote && b.Actions() && info.State.Name == sessions.Blocked && info.State.Prompt != nil {
+			// Which options have keys is the other machine's to know: it
+			// gets every button, and its guard refuses what it cannot type.
+			n.Actions = promptActions(info.State.Prompt, true)
+		}
 		d.mu.Lock()
 		var rid uint32
 		if replaces != nil {

@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/agentd/agentd/sessions"
 )
@@ -42,6 +43,13 @@ func (s *Server) desktopView() desktopView {
 // answering from a notice through the same guard as runtime_answer.
 func (s *Server) newDesktop(open func(desktopEvents) (desktopBackend, error)) *desktopNotifier {
 	answer := func(sessionID, promptID, optionID string) (sessions.State, error) {
+		if host, id, remote := remoteKey(sessionID); remote {
+			f := s.hostFeed(host)
+			if f == nil {
+				return sessions.State{}, fmt.Errorf("host %s is not followed", host)
+			}
+			return f.answer(id, promptID, optionID)
+		}
 		sess, err := s.mgr.Get(sessionID)
 		if err != nil {
 			return sessions.State{}, err
@@ -49,6 +57,12 @@ func (s *Server) newDesktop(open func(desktopEvents) (desktopBackend, error)) *d
 		return sess.Answer(promptID, optionID, "")
 	}
 	current := func(sessionID string) (sessions.Info, bool) {
+		if host, id, remote := remoteKey(sessionID); remote {
+			if f := s.hostFeed(host); f != nil {
+				return f.current(id)
+			}
+			return sessions.Info{}, false
+		}
 		sess, err := s.mgr.Get(sessionID)
 		if err != nil {
 			return sessions.Info{}, false

@@ -19,12 +19,16 @@ func (s *Server) initialize(_ context.Context, c *clientConn, p InitializeParams
 	c.mu.Lock()
 	if p.ClientInfo != nil {
 		c.name = p.ClientInfo.Name
+		c.background = p.ClientInfo.Background
 	}
 	c.folders = p.WorkspaceFolders
 	warnings := append([]string(nil), c.warnings...)
 	c.mu.Unlock()
 	if p.ClientInfo != nil {
-		s.log.Info("editor connected", "client", c.id, "name", p.ClientInfo.Name, "version", p.ClientInfo.Version)
+		s.log.Info("editor connected", "client", c.id, "name", p.ClientInfo.Name, "version", p.ClientInfo.Version, "background", p.ClientInfo.Background)
+		if p.ClientInfo.Background {
+			s.poke() // the idle timer may run now
+		}
 	}
 	res := InitializeResult{ServerInfo: ClientInfo{Name: "agentd", Version: s.cfg.Version}, ProtocolVersion: ProtocolVersion,
 		Agents: []AgentInfo{}, Daemon: s.daemonInfo(), Warnings: warnings}

@@ -118,6 +118,10 @@ type InitializeParams struct {
 type ClientInfo struct {
 	Name    string `json:"name"`
 	Version string `json:"version,omitempty"`
+	// Background: the client only watches on the person's behalf (another
+	// machine's agentd raising desktop notices for this one's sessions),
+	// so it does not keep an idle daemon running.
+	Background bool `json:"background,omitempty"`
 }
 
 // InitializeResult describes agentd.

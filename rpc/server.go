@@ -42,6 +42,9 @@ type Server struct {
 	changed chan struct{}
 
 	lastUpgrade *UpgradeRecord // guarded by mu
+	// hostFeeds are the other machines whose sessions raise desktop
+	// notices here (desktophosts.go), by host name; guarded by mu.
+	hostFeeds map[string]*hostFeed
 
 	stopOnce sync.Once
 	stop     chan struct{} // closed when the server is to end: exit (private) or agentd/stop
@@ -65,6 +68,12 @@ type Config struct {
 	Upgrade func(UpgradeParams) error
 	// Desktop is config.toml's [desktop] table (desktop.go).
 	Desktop DesktopConfig
+	// Hosts are config.toml's [[hosts]]; with FollowHost, a daemon raises
+	// desktop notices for their sessions too (desktophosts.go).
+	Hosts []HostEntry
+	// FollowHost keeps a connection to h's agentd until ctx ends, telling
+	// f what it hears (hosts.Follow, over ssh).
+	FollowHost func(ctx context.Context, h HostEntry, f HostFollower)
 }
 
 // NewServer returns a server whose sessions follow opts.

@@ -274,6 +274,18 @@ func TestDaemonIdleTimeout(t *testing.T) {
 	waitGone(t, []int{daemon}, 10*time.Second)
 }
 
+// A client that says it only watches in the background (another
+// machine's agentd following this one's sessions for its desktop notices)
+// does not keep an idle daemon running; its connection ends with it.
+func TestBackgroundClientLetsTheDaemonIdle(t *testing.T) {
+	d := newDaemonEnv(t)
+	a := d.forwarder("--idle-timeout", "300ms")
+	daemon := a.init.Daemon.Pid
+	a.mustCall("initialize", map[string]any{"clientInfo": map[string]any{"name": "agentd-desktop", "background": true}}, nil)
+	waitGone(t, []int{daemon}, 20*time.Second)
+	waitLogLine(t, d.log, `msg="daemon ending" why="idle for 300ms with no client (but background ones) and no session"`, 10*time.Second)
+}
+
 // A daemon of another build that speaks the same protocol works, and
 // initialize says so; one that speaks another protocol is refused with an
 // error that says how to restart it. (The other-protocol daemon is a stand-in

@@ -17,6 +17,7 @@ import (
 	"github.com/adrg/xdg"
 
 	"github.com/agentd/agentd/rpc"
+	"github.com/agentd/agentd/rpc/hosts"
 	"github.com/agentd/agentd/sessions"
 )
 
@@ -106,9 +107,9 @@ func newHost(f *serverFlags, private bool, socket string, stderr io.Writer, keep
 	}
 	conf, err := rpc.LoadConfig(rpc.NotifyConfigPath(xdg.ConfigHome))
 	if err != nil {
-		log.Warn("config problem: no notify commands run", "err", err)
+		log.Warn("config problem: no notify commands run and no other host is followed", "err", err)
 		if !f.verbose {
-			fmt.Fprintf(stderr, "agentd: warning: %v (no notify commands run)\n", err)
+			fmt.Fprintf(stderr, "agentd: warning: %v (no notify commands run and no other host is followed)\n", err)
 		}
 	}
 	self, _ := os.Executable()
@@ -135,6 +136,10 @@ func newHost(f *serverFlags, private bool, socket string, stderr io.Writer, keep
 	cfg := rpc.Config{Version: version, Log: log, Cooldown: f.cooldown, Private: private, Socket: socket, Notify: conf.Notify, Desktop: conf.Desktop}
 	h := &host{log: log, keeper: keeper}
 	if !private {
+		cfg.Hosts = conf.Hosts
+		cfg.FollowHost = func(ctx context.Context, h rpc.HostEntry, f rpc.HostFollower) {
+			hosts.Follow(ctx, h, rpc.ClientInfo{Name: "agentd-desktop", Version: version}, f)
+		}
 		cfg.Upgrade = func(p rpc.UpgradeParams) error {
 			if h.files == nil {
 				return errors.New("this daemon is still starting")

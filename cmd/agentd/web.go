@@ -324,7 +324,9 @@ func webMachines(socket string, list []rpc.HostEntry) []web.Machine {
 		out = append(out, web.Machine{Name: h.Name, Remote: true, Dial: func(ctx context.Context, onNote func(rpc.Notification)) (*rpc.Client, error) {
 			ctx, cancel := context.WithTimeout(ctx, dialTimeout)
 			defer cancel()
-			r, err := hosts.Dial(ctx, h, false, rpc.ClientInfo{Name: "agentd-web", Version: version}, onNote)
+			// Background: the page watches; it keeps no idle daemon there
+			// running.
+			r, err := hosts.Dial(ctx, h, false, rpc.ClientInfo{Name: "agentd-web", Version: version, Background: true}, onNote)
 			if errors.Is(err, hosts.ErrNoDaemon) {
 				return nil, web.ErrNoDaemon
 			}

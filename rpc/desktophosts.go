@@ -1,0 +1,341 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/agentd/agentd/detect"
+	"github.com/agentd/agentd/sessions"
+)
+
+// Desktop notices for other machines' sessions: the daemon keeps one
+// connection to the agentd of each [[hosts]] entry (Config.FollowHost,
+// ssh in rpc/hosts) and raises this machine's notices for their sessions
+// as for its own, each naming its host, through the same rules: the
+// states of [desktop], no notice while a client here is focused, the
+// cooldown. A button answers on that host, bound to the prompt the notice
+// showed; that host's guard decides, as for any client. docs/hosts.md.
+
+// HostFollower hears one host's agentd over the connection FollowHost
+// keeps: Connected with its sessions as listed, then each notification,
+// then Lost when the connection ends or cannot be made, and again.
+type HostFollower interface {
+	Connected(c *Client, list []Session)
+	Note(n Notification)
+	Lost(err error)
+}
+
+// hostAnswerWait bounds an answer given from a notice on another host.
+const hostAnswerWait = time.Minute
+
+// remoteKey splits a desktop notice's key "host:sN": this machine's
+// session ids never hold a ':'.
+func remoteKey(key string) (host, id string, ok bool) {
+	return strings.Cut(key, ":")
+}
+
+// hostFeed is one host's sessions as this daemon's desktop notices see
+// them.
+type hostFeed struct {
+	s    *Server
+	host string
+
+	mu   sync.Mutex
+	link caller // nil while the host is unreachable
+	// gen counts connections; a session's seen is the gen of the last
+	// notification about it, so a listing made as a connection opens
+	// does not undo what that connection has said since.
+	gen      int
+	sessions map[string]*hostSession
+	down     string // why the host is unreachable, as last logged
+}
+
+type hostSession struct {
+	Session
+	seen  int
+	named bool // its name is known (a notification carries none)
+}
+
+// followHosts starts following each remote [[hosts]] entry once the OS's
+// notification service is reached, until ctx ends.
+func (s *Server) followHosts(ctx context.Context) {
+	if s.desktop == nil || s.cfg.Private || s.cfg.FollowHost == nil || !s.cfg.Desktop.hostsEnabled() {
+		return
+	}
+	var remote []HostEntry
+	for _, h := range s.cfg.Hosts {
+		if !h.Local {
+			remote = append(remote, h)
+		}
+	}
+	if len(remote) == 0 {
+		return
+	}
+	go func() {
+		select {
+		case <-s.desktop.ready:
+		case <-ctx.Done():
+			return
+		}
+		for _, h := range remote {
+			f := &hostFeed{s: s, host: h.Name, sessions: map[string]*hostSession{}}
+			s.mu.Lock()
+			if s.hostFeeds == nil {
+				s.hostFeeds = map[string]*hostFeed{}
+			}
+			s.hostFeeds[h.Name] = f
+			s.mu.Unlock()
+			s.log.Info("desktop: following a host's sessions", "host", h.Name)
+			go s.cfg.FollowHost(ctx, h, f)
+		}
+	}()
+}
+
+// hostFeed is the feed of host, or nil.
+func (s *Server) hostFeed(host string) *hostFeed {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hostFeeds[host]
+}
+
+// caller is a connection to the host: a *Client, or a test's stand-in.
+type caller interface {
+	Call(ctx context.Context, method string, params, result any) error
+}
+
+// Connected implements HostFollower.
+func (f *hostFeed) Connected(c *Client, list []Session) {
+	if c == nil {
+		f.connected(nil, list)
+		return
+	}
+	f.connected(c, list)
+}
+
+func (f *hostFeed) connected(link caller, list []Session) {
+	f.mu.Lock()
+	f.link = link
+	if f.down != "" {
+		f.s.log.Info("desktop: a host is reachable again", "host", f.host)
+		f.down = ""
+	}
+	listed := map[string]bool{}
+	var show []hostSession
+	for _, ls := range list {
+		listed[ls.SessionID] = true
+		old := f.sessions[ls.SessionID]
+		if old != nil && old.seen == f.gen && old.named {
+			continue // told since the listing was made
+		}
+		hs := &hostSession{Session: ls, seen: f.gen, named: true}
+		if old != nil && old.seen == f.gen {
+			hs.Session = old.withName(ls) // its state as told, its name as listed
+		}
+		f.sessions[ls.SessionID] = hs
+		switch {
+		case old == nil && hs.State != sessions.Blocked:
+			// Done or failed before it was followed: old news. A prompt
+			// still waits, so it is news.
+		case old != nil && old.named && sameState(old.Session, hs.Session):
+			// As it was before the link dropped: its notice is up, or
+			// was seen to.
+		default:
+			show = append(show, *hs)
+		}
+	}
+	var gone []string
+	for id, hs := range f.sessions {
+		switch {
+		case listed[id]:
+		case hs.seen < f.gen:
+			delete(f.sessions, id)
+			gone = append(gone, id)
+		case !hs.named:
+			// Told of on this connection, yet not in a listing made
+			// after: it has ended, and was never shown.
+			delete(f.sessions, id)
+		}
+	}
+	f.mu.Unlock()
+	for _, hs := range show {
+		f.show(hs, "")
+	}
+	for _, id := range gone {
+		f.s.desktop.Exited(f.key(id))
+	}
+}
+
+// sameState: nothing a notice shows has changed.
+func sameState(a, b Session) bool {
+	return a.State == b.State && a.Outcome == b.Outcome && a.Since == b.Since && promptID(a.Prompt) == promptID(b.Prompt)
+}
+
+// withName is the session as told, with the name and folder a listing
+// gave.
+func (s Session) withName(listed Session) Session {
+	s.Name, s.Cwd, s.Argv, s.Origin = listed.Name, listed.Cwd, listed.Argv, listed.Origin
+	return s
+}
+
+// Note implements HostFollower.
+func (f *hostFeed) Note(n Notification) {
+	switch n.Method {
+	case NoteState:
+		var p StateNotification
+		if json.Unmarshal(n.Params, &p) != nil || p.SessionID == "" || strings.Contains(p.SessionID, ":") {
+			return
+		}
+		f.mu.Lock()
+		hs := f.sessions[p.SessionID]
+		if hs == nil {
+			// A session begun since the listing: its name comes from the
+			// next one (or, as a connection opens, its first), and the
+			// notice waits for it.
+			hs = &hostSession{Session: Session{SessionID: p.SessionID}}
+			f.sessions[p.SessionID] = hs
+			if f.link != nil {
+				go f.relist()
+			}
+		}
+		hs.seen = f.gen
+		hs.Agent, hs.State, hs.Outcome, hs.StateSource, hs.Reason, hs.Since, hs.Prompt, hs.Message =
+			p.Agent, p.State, p.Outcome, p.StateSource, p.Reason, p.Since, p.Prompt, p.Message
+		now := *hs
+		f.mu.Unlock()
+		if now.named {
+			f.show(now, p.Previous)
+		}
+	case NoteExited:
+		var p ExitedNotification
+		if json.Unmarshal(n.Params, &p) != nil || p.SessionID == "" {
+			return
+		}
+		f.mu.Lock()
+		delete(f.sessions, p.SessionID)
+		f.mu.Unlock()
+		f.s.desktop.Exited(f.key(p.SessionID))
+	}
+}
+
+// relist names the sessions a notification brought, and shows them.
+func (f *hostFeed) relist() {
+	f.mu.Lock()
+	link := f.link
+	f.mu.Unlock()
+	var list ListResult
+	err := fmt.Errorf("host %s is unreachable", f.host)
+	if link != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), hostAnswerWait)
+		err = link.Call(ctx, MethodList, nil, &list)
+		cancel()
+	}
+	if err != nil {
+		f.s.log.Info("desktop: listing a host's sessions failed", "host", f.host, "err", err)
+	}
+	f.mu.Lock()
+	var show []hostSession
+	for _, ls := range list.Sessions {
+		if hs := f.sessions[ls.SessionID]; hs != nil && !hs.named {
+			hs.Session = hs.withName(ls)
+			hs.named = true
+			show = append(show, *hs)
+		}
+	}
+	if err != nil {
+		// No name to be had: the notice names the session by its id.
+		for _, hs := range f.sessions {
+			if !hs.named {
+				hs.named = true
+				show = append(show, *hs)
+			}
+		}
+	}
+	f.mu.Unlock()
+	for _, hs := range show {
+		f.show(hs, "")
+	}
+}
+
+// Lost implements HostFollower: notices up stay (what they say is still
+// so, as far as anyone here knows); a button on one says the host is
+// unreachable.
+func (f *hostFeed) Lost(err error) {
+	f.mu.Lock()
+	f.link = nil
+	f.gen++
+	why := err.Error()
+	logIt := f.down != why
+	f.down = why
+	f.mu.Unlock()
+	if logIt {
+		f.s.log.Info("desktop: a host is unreachable", "host", f.host, "err", why)
+	}
+}
+
+func (f *hostFeed) key(id string) string { return f.host + ":" + id }
+
+// show hands a session's state to the desktop notices.
+func (f *hostFeed) show(hs hostSession, previous string) {
+	f.s.desktop.State(f.info(hs.Session), sessions.State{Name: previous}, f.s.desktopView())
+}
+
+// info is a session of the host as a notice words it: the host in its
+// name.
+func (f *hostFeed) info(ls Session) sessions.Info {
+	name := ls.Name
+	if name == "" {
+		name = ls.SessionID
+	}
+	since, _ := time.Parse(time.RFC3339Nano, ls.Since)
+	return sessions.Info{ID: f.key(ls.SessionID), Name: name + " on " + f.host, Agent: ls.Agent, Cwd: ls.Cwd,
+		State: sessions.State{Agent: ls.Agent, Name: ls.State, Outcome: ls.Outcome, Source: ls.StateSource, Reason: ls.Reason,
+			Since: since, Prompt: ls.Prompt, Message: ls.Message}}
+}
+
+// current is a session of the host as last told.
+func (f *hostFeed) current(id string) (sessions.Info, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	hs := f.sessions[id]
+	if hs == nil {
+		return sessions.Info{}, false
+	}
+	return f.info(hs.Session), true
+}
+
+// answer answers a prompt of the host's session id with runtime_answer
+// there: its guard decides, bound to the prompt's id.
+func (f *hostFeed) answer(id, promptID, optionID string) (sessions.State, error) {
+	f.mu.Lock()
+	link := f.link
+	f.mu.Unlock()
+	if link == nil {
+		return sessions.State{}, fmt.Errorf("host %s is unreachable", f.host)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), hostAnswerWait)
+	defer cancel()
+	var res AnswerResult
+	err := link.Call(ctx, MethodAnswer, AnswerParams{SessionID: id, PromptID: promptID, OptionID: optionID}, &res)
+	var je *jsonrpc2.Error
+	if errors.As(err, &je) && je.Code == CodePromptStale {
+		return sessions.State{}, &sessions.StaleError{Answered: promptID}
+	}
+	if err != nil {
+		return sessions.State{}, fmt.Errorf("host %s: %w", f.host, err)
+	}
+	return sessions.State{Name: res.State, Source: res.StateSource, Reason: res.Reason, Prompt: res.Prompt}, nil
+}
+
+func promptID(p *detect.Prompt) string {
+	if p == nil {
+		return ""
+	}
+	return p.ID
+}
