@@ -169,7 +169,7 @@ fuzz:
 	$(call fuzzone,sessions,FuzzReport,200000x)
 	$(call fuzzone,detect,FuzzManifest,20000x)
 	$(call fuzzone,detect,FuzzClassify,50000x)
-	$(call fuzzone,rpc,FuzzFraming,200000x)
+	$(call fuzzone,rpc/protocol,FuzzFraming,200000x)
 	$(call fuzzone,rpc,FuzzParams,100000x)
 	$(call fuzzone,acp,FuzzLineStream,150000x)
 

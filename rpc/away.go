@@ -21,7 +21,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/agentd/agentd/detect"
+	"github.com/agentd/agentd/rpc/protocol"
 	"github.com/agentd/agentd/sessions"
 )
 
@@ -136,17 +136,17 @@ func NotifyConfigPath(configHome string) string {
 
 // NotifyEvent is the JSON a notify entry is given.
 type NotifyEvent struct {
-	SessionID string         `json:"sessionId"`
-	Name      string         `json:"name"`
-	Agent     string         `json:"agent"`
-	Cwd       string         `json:"cwd"`
-	State     string         `json:"state"`
-	Previous  string         `json:"previous"`
-	Outcome   string         `json:"outcome,omitempty"`
-	Reason    string         `json:"reason"`
-	Since     string         `json:"since"`
-	Prompt    *detect.Prompt `json:"prompt,omitempty"`
-	Message   string         `json:"message,omitempty"`
+	SessionID string           `json:"sessionId"`
+	Name      string           `json:"name"`
+	Agent     string           `json:"agent"`
+	Cwd       string           `json:"cwd"`
+	State     string           `json:"state"`
+	Previous  string           `json:"previous"`
+	Outcome   string           `json:"outcome,omitempty"`
+	Reason    string           `json:"reason"`
+	Since     string           `json:"since"`
+	Prompt    *protocol.Prompt `json:"prompt,omitempty"`
+	Message   string           `json:"message,omitempty"`
 	// Text is a one-line summary for a person, the field a Slack
 	// webhook shows.
 	Text string `json:"text"`
@@ -206,7 +206,7 @@ func (a *awayNotifier) State(info sessions.Info, previous sessions.State) {
 	ev := NotifyEvent{
 		SessionID: info.ID, Name: info.Name, Agent: info.Agent, Cwd: info.Cwd, State: st.Name,
 		Previous: previous.Name, Outcome: st.Outcome, Reason: st.Reason, Since: stamp(st.Since),
-		Prompt: st.Prompt, Message: st.Message, Text: summary(info),
+		Prompt: wirePrompt(st.Prompt), Message: st.Message, Text: summary(info),
 	}
 	body, _ := json.Marshal(ev)
 	for _, r := range want {

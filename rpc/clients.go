@@ -8,6 +8,7 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 
+	"github.com/agentd/agentd/rpc/protocol"
 	"github.com/agentd/agentd/sessions"
 )
 
@@ -47,7 +48,7 @@ func (h connHandler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonr
 }
 
 // newClient starts serving a client on st.
-func (s *Server) newClient(ctx context.Context, st *stream) *clientConn {
+func (s *Server) newClient(ctx context.Context, st *protocol.Stream) *clientConn {
 	s.mu.Lock()
 	s.nextID++
 	c := &clientConn{srv: s, id: s.nextID, exit: make(chan struct{}), attention: sessions.NewAttention(s.cfg.Cooldown), watching: map[string]bool{}}

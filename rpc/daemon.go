@@ -10,6 +10,8 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/agentd/agentd/rpc/protocol"
 )
 
 // Run serves the per-user daemon: every connection ln accepts is a client,
@@ -99,21 +101,21 @@ func (s *Server) refuse(nc *net.UnixConn, peer Peer, err error) {
 		defer nc.Close()
 		_ = nc.SetDeadline(time.Now().Add(2 * time.Second))
 		id := json.RawMessage("null")
-		if body, err := ReadMessage(bufio.NewReaderSize(io.LimitReader(nc, MaxMessage), 4096)); err == nil {
+		if body, err := protocol.ReadMessage(bufio.NewReaderSize(io.LimitReader(nc, protocol.MaxMessage), 4096)); err == nil {
 			var req struct{ ID json.RawMessage }
 			if json.Unmarshal(body, &req) == nil && len(req.ID) > 0 {
 				id = req.ID
 			}
 		}
 		msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{
-			"code": CodeInvalidRequest, "message": "agentd: this daemon serves uid " + strconv.Itoa(os.Getuid()) + " only"}})
-		_ = WriteMessage(nc, msg)
+			"code": protocol.CodeInvalidRequest, "message": "agentd: this daemon serves uid " + strconv.Itoa(os.Getuid()) + " only"}})
+		_ = protocol.WriteMessage(nc, msg)
 	}()
 }
 
 // serveConn serves one client of the daemon until it leaves or says exit.
 func (s *Server) serveConn(ctx context.Context, nc *net.UnixConn, peer Peer) {
-	c := s.newClient(ctx, newStream(nc, nc, nc))
+	c := s.newClient(ctx, protocol.NewStream(nc, nc, nc))
 	s.log.Info("client connected", "client", c.id, "pid", peer.Pid)
 	select {
 	case <-c.conn.DisconnectNotify():

@@ -11,7 +11,8 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 
-	"github.com/agentd/agentd/detect"
+	"github.com/agentd/agentd/rpc/client"
+	"github.com/agentd/agentd/rpc/protocol"
 	"github.com/agentd/agentd/sessions"
 )
 
@@ -27,8 +28,8 @@ import (
 // keeps: Connected with its sessions as listed, then each notification,
 // then Lost when the connection ends or cannot be made, and again.
 type HostFollower interface {
-	Connected(c *Client, list []Session)
-	Note(n Notification)
+	Connected(c *client.Client, list []protocol.Session)
+	Note(n client.Notification)
 	Lost(err error)
 }
 
@@ -58,7 +59,7 @@ type hostFeed struct {
 }
 
 type hostSession struct {
-	Session
+	protocol.Session
 	seen  int
 	named bool // its name is known (a notification carries none)
 }
@@ -111,7 +112,7 @@ type caller interface {
 }
 
 // Connected implements HostFollower.
-func (f *hostFeed) Connected(c *Client, list []Session) {
+func (f *hostFeed) Connected(c *client.Client, list []protocol.Session) {
 	if c == nil {
 		f.connected(nil, list)
 		return
@@ -119,7 +120,7 @@ func (f *hostFeed) Connected(c *Client, list []Session) {
 	f.connected(c, list)
 }
 
-func (f *hostFeed) connected(link caller, list []Session) {
+func (f *hostFeed) connected(link caller, list []protocol.Session) {
 	f.mu.Lock()
 	f.link = link
 	if f.down != "" {
@@ -136,7 +137,7 @@ func (f *hostFeed) connected(link caller, list []Session) {
 		}
 		hs := &hostSession{Session: ls, seen: f.gen, named: true}
 		if old != nil && old.seen == f.gen {
-			hs.Session = old.withName(ls) // its state as told, its name as listed
+			hs.Session = withName(old.Session, ls) // its state as told, its name as listed
 		}
 		f.sessions[ls.SessionID] = hs
 		switch {
@@ -173,22 +174,22 @@ func (f *hostFeed) connected(link caller, list []Session) {
 }
 
 // sameState: nothing a notice shows has changed.
-func sameState(a, b Session) bool {
+func sameState(a, b protocol.Session) bool {
 	return a.State == b.State && a.Outcome == b.Outcome && a.Since == b.Since && promptID(a.Prompt) == promptID(b.Prompt)
 }
 
 // withName is the session as told, with the name and folder a listing
 // gave.
-func (s Session) withName(listed Session) Session {
+func withName(s, listed protocol.Session) protocol.Session {
 	s.Name, s.Cwd, s.Argv, s.Origin = listed.Name, listed.Cwd, listed.Argv, listed.Origin
 	return s
 }
 
 // Note implements HostFollower.
-func (f *hostFeed) Note(n Notification) {
+func (f *hostFeed) Note(n client.Notification) {
 	switch n.Method {
-	case NoteState:
-		var p StateNotification
+	case protocol.NoteState:
+		var p protocol.StateNotification
 		if json.Unmarshal(n.Params, &p) != nil || p.SessionID == "" || strings.Contains(p.SessionID, ":") {
 			return
 		}
@@ -198,7 +199,7 @@ func (f *hostFeed) Note(n Notification) {
 			// A session begun since the listing: its name comes from the
 			// next one (or, as a connection opens, its first), and the
 			// notice waits for it.
-			hs = &hostSession{Session: Session{SessionID: p.SessionID}}
+			hs = &hostSession{Session: protocol.Session{SessionID: p.SessionID}}
 			f.sessions[p.SessionID] = hs
 			if f.link != nil {
 				go f.relist()
@@ -212,8 +213,8 @@ func (f *hostFeed) Note(n Notification) {
 		if now.named {
 			f.show(now, p.Previous)
 		}
-	case NoteExited:
-		var p ExitedNotification
+	case protocol.NoteExited:
+		var p protocol.ExitedNotification
 		if json.Unmarshal(n.Params, &p) != nil || p.SessionID == "" {
 			return
 		}
@@ -229,11 +230,11 @@ func (f *hostFeed) relist() {
 	f.mu.Lock()
 	link := f.link
 	f.mu.Unlock()
-	var list ListResult
+	var list protocol.ListResult
 	err := fmt.Errorf("host %s is unreachable", f.host)
 	if link != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), hostAnswerWait)
-		err = link.Call(ctx, MethodList, nil, &list)
+		err = link.Call(ctx, protocol.MethodList, nil, &list)
 		cancel()
 	}
 	if err != nil {
@@ -243,7 +244,7 @@ func (f *hostFeed) relist() {
 	var show []hostSession
 	for _, ls := range list.Sessions {
 		if hs := f.sessions[ls.SessionID]; hs != nil && !hs.named {
-			hs.Session = hs.withName(ls)
+			hs.Session = withName(hs.Session, ls)
 			hs.named = true
 			show = append(show, *hs)
 		}
@@ -288,7 +289,7 @@ func (f *hostFeed) show(hs hostSession, previous string) {
 
 // info is a session of the host as a notice words it: the host in its
 // name.
-func (f *hostFeed) info(ls Session) sessions.Info {
+func (f *hostFeed) info(ls protocol.Session) sessions.Info {
 	name := ls.Name
 	if name == "" {
 		name = ls.SessionID
@@ -296,7 +297,7 @@ func (f *hostFeed) info(ls Session) sessions.Info {
 	since, _ := time.Parse(time.RFC3339Nano, ls.Since)
 	return sessions.Info{ID: f.key(ls.SessionID), Name: name + " on " + f.host, Agent: ls.Agent, Cwd: ls.Cwd,
 		State: sessions.State{Agent: ls.Agent, Name: ls.State, Outcome: ls.Outcome, Source: ls.StateSource, Reason: ls.Reason,
-			Since: since, Prompt: ls.Prompt, Message: ls.Message}}
+			Since: since, Prompt: shownPrompt(ls.Prompt), Message: ls.Message}}
 }
 
 // current is a session of the host as last told.
@@ -321,19 +322,19 @@ func (f *hostFeed) answer(id, promptID, optionID string) (sessions.State, error)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), hostAnswerWait)
 	defer cancel()
-	var res AnswerResult
-	err := link.Call(ctx, MethodAnswer, AnswerParams{SessionID: id, PromptID: promptID, OptionID: optionID}, &res)
+	var res protocol.AnswerResult
+	err := link.Call(ctx, protocol.MethodAnswer, protocol.AnswerParams{SessionID: id, PromptID: promptID, OptionID: optionID}, &res)
 	var je *jsonrpc2.Error
-	if errors.As(err, &je) && je.Code == CodePromptStale {
+	if errors.As(err, &je) && je.Code == protocol.CodePromptStale {
 		return sessions.State{}, &sessions.StaleError{Answered: promptID}
 	}
 	if err != nil {
 		return sessions.State{}, fmt.Errorf("host %s: %w", f.host, err)
 	}
-	return sessions.State{Name: res.State, Source: res.StateSource, Reason: res.Reason, Prompt: res.Prompt}, nil
+	return sessions.State{Name: res.State, Source: res.StateSource, Reason: res.Reason, Prompt: shownPrompt(res.Prompt)}, nil
 }
 
-func promptID(p *detect.Prompt) string {
+func promptID(p *protocol.Prompt) string {
 	if p == nil {
 		return ""
 	}

@@ -9,7 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/detect"
+	"github.com/agentd/agentd/rpc/client"
+	"github.com/agentd/agentd/rpc/protocol"
 	"github.com/agentd/agentd/sessions"
 )
 
@@ -25,11 +26,11 @@ func TestHostFeedOrder(t *testing.T) {
 	d, log := newTestDesktop(t, srv, nil, nil)
 	s.desktop, s.log = d, d.log
 	f := &hostFeed{s: s, host: "box", sessions: map[string]*hostSession{}}
-	note := func(p StateNotification) {
+	note := func(p protocol.StateNotification) {
 		raw, _ := json.Marshal(p)
-		f.Note(Notification{Method: NoteState, Params: raw})
+		f.Note(client.Notification{Method: protocol.NoteState, Params: raw})
 	}
-	ask := &detect.Prompt{ID: "p1", Kind: "permission", Question: "Run it?", Options: []detect.Option{{ID: "1", Label: "Yes"}, {ID: "2", Label: "No"}}}
+	ask := &protocol.Prompt{ID: "p1", Kind: "permission", Question: "Run it?", Options: []protocol.Option{{ID: "1", Label: "Yes"}, {ID: "2", Label: "No"}}}
 	notices := func() []string {
 		var out []string
 		for _, c := range srv.calls {
@@ -42,15 +43,15 @@ func TestHostFeedOrder(t *testing.T) {
 
 	// Told blocked before the listing: nothing yet (no name); the listing
 	// (made earlier, saying working) names it, and the state told stands.
-	note(StateNotification{SessionID: "s1", Agent: "claude", State: sessions.Blocked, Since: "2026-12-07T10:00:02Z", Prompt: ask})
+	note(protocol.StateNotification{SessionID: "s1", Agent: "claude", State: sessions.Blocked, Since: "2026-12-07T10:00:02Z", Prompt: ask})
 	time.Sleep(50 * time.Millisecond)
 	if n := notices(); len(n) != 0 {
 		t.Fatalf("a notice before the session's name was known: %q", n)
 	}
-	f.Connected(nil, []Session{
+	f.Connected(nil, []protocol.Session{
 		{SessionID: "s1", Name: "api", Agent: "claude", State: sessions.Working, Since: "2026-12-07T10:00:01Z"},
 		{SessionID: "s2", Name: "old", Agent: "codex", State: sessions.Done, Since: "2026-12-06T09:00:00Z"},
-		{SessionID: "s3", Name: "web", Agent: "codex", State: sessions.Blocked, Since: "2026-12-07T09:00:00Z", Prompt: &detect.Prompt{ID: "p3", Question: "Edit?"}},
+		{SessionID: "s3", Name: "web", Agent: "codex", State: sessions.Blocked, Since: "2026-12-07T09:00:00Z", Prompt: &protocol.Prompt{ID: "p3", Question: "Edit?"}},
 	})
 	srv.waitCalls(t, 2)
 	got := notices()
@@ -66,7 +67,7 @@ func TestHostFeedOrder(t *testing.T) {
 	// raised again, and a session no longer listed is gone.
 	f.Lost(errors.New("the ssh connection ended"))
 	log.waitFor(t, `msg="desktop: a host is unreachable" host=box err="the ssh connection ended"`)
-	f.Connected(nil, []Session{
+	f.Connected(nil, []protocol.Session{
 		{SessionID: "s1", Name: "api", Agent: "claude", State: sessions.Blocked, Since: "2026-12-07T10:00:02Z", Prompt: ask},
 		{SessionID: "s2", Name: "old", Agent: "codex", State: sessions.Done, Since: "2026-12-06T09:00:00Z"},
 	})
@@ -82,16 +83,16 @@ func TestHostFeedOrder(t *testing.T) {
 
 	// A session begun since the listing: the feed lists again for its
 	// name; where that listing fails, the notice names it by its id.
-	host := &standInHost{list: []Session{{SessionID: "s9", Name: "docs", Agent: "gemini", State: sessions.Error}}}
+	host := &standInHost{list: []protocol.Session{{SessionID: "s9", Name: "docs", Agent: "gemini", State: sessions.Error}}}
 	f.Lost(errors.New("gone"))
 	f.connected(host, nil)
-	note(StateNotification{SessionID: "s9", Agent: "gemini", State: sessions.Error, Message: "quota"})
+	note(protocol.StateNotification{SessionID: "s9", Agent: "gemini", State: sessions.Error, Message: "quota"})
 	calls = srv.waitCalls(t, 5) // s1's notice closed (it is gone from the listing), s9's raised
 	if c := calls[len(calls)-1]; c.op != "notify" || c.n.Title != "docs on box hit an error (gemini)" || !strings.Contains(c.n.Body, "quota") {
 		t.Fatalf("the session begun since the listing: %+v", c)
 	}
 	host.err = errors.New("link broke")
-	note(StateNotification{SessionID: "s10", Agent: "pi", State: sessions.Done, Outcome: "completed"})
+	note(protocol.StateNotification{SessionID: "s10", Agent: "pi", State: sessions.Done, Outcome: "completed"})
 	calls = srv.waitCalls(t, 6)
 	if c := calls[len(calls)-1]; c.op != "notify" || c.n.Title != "s10 on box finished its turn (pi)" {
 		t.Fatalf("a session whose listing failed: %+v", c)
@@ -101,7 +102,7 @@ func TestHostFeedOrder(t *testing.T) {
 // standInHost answers session/list as a host's agentd would.
 type standInHost struct {
 	mu   sync.Mutex
-	list []Session
+	list []protocol.Session
 	err  error
 }
 
@@ -111,9 +112,9 @@ func (h *standInHost) Call(_ context.Context, method string, _, result any) erro
 	if h.err != nil {
 		return h.err
 	}
-	if method != MethodList {
+	if method != protocol.MethodList {
 		return errors.New("the stand-in host answers session/list only")
 	}
-	result.(*ListResult).Sessions = h.list
+	result.(*protocol.ListResult).Sessions = h.list
 	return nil
 }

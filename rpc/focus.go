@@ -4,12 +4,13 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/agentd/agentd/rpc/protocol"
 	"github.com/agentd/agentd/sessions"
 )
 
 // focus is client/focus: the client tells whether the person is looking
 // at it, and whether its settings want desktop notices at all.
-func (s *Server) focus(_ context.Context, c *clientConn, p FocusParams) (none, error) {
+func (s *Server) focus(_ context.Context, c *clientConn, p protocol.FocusParams) (none, error) {
 	c.mu.Lock()
 	c.focused = p.Focused
 	if p.DesktopNotifications != nil {

@@ -1,7 +1,6 @@
 package rpc
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -13,29 +12,9 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/agentd/agentd/detect"
+	"github.com/agentd/agentd/rpc/protocol"
 	"github.com/agentd/agentd/sessions"
 )
-
-// FuzzFraming: no byte stream crashes the reader; every message it yields
-// is a JSON object, and it always ends (at EOF).
-func FuzzFraming(f *testing.F) {
-	f.Add([]byte(frame(`{"jsonrpc":"2.0","id":1,"method":"session/list"}`)))
-	f.Add([]byte("Content-Length: 5\r\n\r\n{\"a\":Content-Length: x\r\n\r\n"))
-	f.Add([]byte("garbage\r\n\r\nContent-Length: 99999999999\r\n\r\n"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		st := newStream(bytes.NewReader(data), io.Discard, nil)
-		st.max = 1 << 12
-		for range 1000 {
-			var v json.RawMessage
-			if err := st.ReadObject(&v); err != nil {
-				return
-			}
-			if !json.Valid(v) {
-				t.Fatalf("yielded invalid JSON %q", v)
-			}
-		}
-	})
-}
 
 // FuzzParams: no params, of any shape, crash a method handler; every
 // error is one of the protocol's codes (never an internal error), and an
@@ -46,7 +25,7 @@ func FuzzParams(f *testing.F) {
 	var methods []string
 	for name := range methodTable {
 		switch name {
-		case MethodSpawn, MethodShutdown, MethodStop, MethodUpgrade:
+		case protocol.MethodSpawn, protocol.MethodShutdown, protocol.MethodStop, protocol.MethodUpgrade:
 		default:
 			methods = append(methods, name)
 		}
@@ -60,7 +39,7 @@ func FuzzParams(f *testing.F) {
 	rules, _ := detect.Load(nil, "")
 	srv := NewServer(sessions.Options{Rules: rules}, Config{Version: "fuzz", Private: true, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	c := &clientConn{srv: srv, exit: make(chan struct{}), attention: sessions.NewAttention(0), watching: map[string]bool{}}
-	known := map[int64]bool{CodeInvalidParams: true, CodeSessionNotFound: true, CodeSessionExited: true, CodeNotSupported: true}
+	known := map[int64]bool{protocol.CodeInvalidParams: true, protocol.CodeSessionNotFound: true, protocol.CodeSessionExited: true, protocol.CodeNotSupported: true}
 	f.Fuzz(func(t *testing.T, m uint8, params []byte) {
 		method := methods[int(m)%len(methods)]
 		raw := json.RawMessage(params)
@@ -76,7 +55,7 @@ func FuzzParams(f *testing.F) {
 		if !known[e.Code] {
 			t.Fatalf("%s %s: error %d %q", method, params, e.Code, e.Message)
 		}
-		if e.Code == CodeInvalidParams && !strings.HasPrefix(e.Message, method+":") {
+		if e.Code == protocol.CodeInvalidParams && !strings.HasPrefix(e.Message, method+":") {
 			t.Fatalf("%s %s: invalid params %q does not name the method", method, params, e.Message)
 		}
 	})

@@ -12,10 +12,11 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 	"golang.org/x/mod/semver"
 
+	"github.com/agentd/agentd/rpc/protocol"
 	"github.com/agentd/agentd/sessions"
 )
 
-func (s *Server) initialize(_ context.Context, c *clientConn, p InitializeParams) (*InitializeResult, error) {
+func (s *Server) initialize(_ context.Context, c *clientConn, p protocol.InitializeParams) (*protocol.InitializeResult, error) {
 	c.mu.Lock()
 	if p.ClientInfo != nil {
 		c.name = p.ClientInfo.Name
@@ -30,20 +31,20 @@ func (s *Server) initialize(_ context.Context, c *clientConn, p InitializeParams
 			s.poke() // the idle timer may run now
 		}
 	}
-	res := InitializeResult{ServerInfo: ClientInfo{Name: "agentd", Version: s.cfg.Version}, ProtocolVersion: ProtocolVersion,
-		Agents: []AgentInfo{}, Daemon: s.daemonInfo(), Warnings: warnings}
+	res := protocol.InitializeResult{ServerInfo: protocol.ClientInfo{Name: "agentd", Version: s.cfg.Version}, ProtocolVersion: protocol.ProtocolVersion,
+		Agents: []protocol.AgentInfo{}, Daemon: s.daemonInfo(), Warnings: warnings}
 	for _, m := range s.mgr.Rules().Manifests() {
-		res.Agents = append(res.Agents, AgentInfo{Name: m.Name, Display: m.Display, Process: m.Identify.Process})
+		res.Agents = append(res.Agents, protocol.AgentInfo{Name: m.Name, Display: m.Display, Process: m.Identify.Process})
 	}
 	return &res, nil
 }
 
 // daemonInfo describes this agentd process.
-func (s *Server) daemonInfo() Daemon {
+func (s *Server) daemonInfo() protocol.Daemon {
 	s.mu.Lock()
 	rec := s.lastUpgrade
 	s.mu.Unlock()
-	return Daemon{Version: s.cfg.Version, ProtocolVersion: ProtocolVersion, Pid: os.Getpid(),
+	return protocol.Daemon{Version: s.cfg.Version, ProtocolVersion: protocol.ProtocolVersion, Pid: os.Getpid(),
 		Instance: s.instance, Socket: s.cfg.Socket,
 		StartedAt: stamp(s.started), Private: s.cfg.Private, LastUpgrade: rec}
 }
@@ -67,9 +68,9 @@ func (s *Server) exit(_ context.Context, c *clientConn, _ noParams) (none, error
 
 // hello is the first request of a forwarder or the CLI on the daemon's
 // socket: its version, its folder and the environment its sessions run in.
-func (s *Server) hello(_ context.Context, c *clientConn, p HelloParams) (*HelloResult, error) {
-	res := HelloResult{Daemon: s.daemonInfo()}
-	if p.Version != "" && p.Version != s.cfg.Version && p.ProtocolVersion == ProtocolVersion {
+func (s *Server) hello(_ context.Context, c *clientConn, p protocol.HelloParams) (*protocol.HelloResult, error) {
+	res := protocol.HelloResult{Daemon: s.daemonInfo()}
+	if p.Version != "" && p.Version != s.cfg.Version && p.ProtocolVersion == protocol.ProtocolVersion {
 		res.Warnings = append(res.Warnings, versionWarning(s.cfg.Version, p.Version))
 	}
 	c.mu.Lock()
@@ -89,7 +90,7 @@ func (s *Server) hello(_ context.Context, c *clientConn, p HelloParams) (*HelloR
 // stopDaemon is agentd stop: without force it refuses while agents run,
 // naming them; with force it ends them. The reply goes out first, then
 // the server ends (methodTable runs Stop after it).
-func (s *Server) stopDaemon(_ context.Context, c *clientConn, p StopParams) (none, error) {
+func (s *Server) stopDaemon(_ context.Context, c *clientConn, p protocol.StopParams) (none, error) {
 	var live []string
 	for _, sess := range s.mgr.List() {
 		if in := sess.Info(); in.Exit == nil {
@@ -97,7 +98,7 @@ func (s *Server) stopDaemon(_ context.Context, c *clientConn, p StopParams) (non
 		}
 	}
 	if len(live) > 0 && !p.Force {
-		e := &jsonrpc2.Error{Code: CodeSessionsRunning, Message: fmt.Sprintf("%s: %d session(s) still run: %s; `agentd stop --force` ends them", MethodStop, len(live), strings.Join(live, ", "))}
+		e := &jsonrpc2.Error{Code: protocol.CodeSessionsRunning, Message: fmt.Sprintf("%s: %d session(s) still run: %s; `agentd stop --force` ends them", protocol.MethodStop, len(live), strings.Join(live, ", "))}
 		e.SetError(map[string]any{"sessions": live})
 		return nil, e
 	}

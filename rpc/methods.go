@@ -5,85 +5,35 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 
+	"github.com/agentd/agentd/rpc/protocol"
 	"github.com/agentd/agentd/sessions"
-)
-
-// The methods agentd serves. Each is declared once, in methodTable below:
-// its name, its params and result types (from its handler's signature),
-// how its params are read, and how it is scheduled. docs/protocol.md is
-// the reference for each.
-const (
-	MethodInitialize = "initialize"
-	MethodShutdown   = "shutdown"
-	// MethodExit is the notification that closes the connection after
-	// shutdown; it is never answered.
-	MethodExit = "exit"
-	// MethodHello is what a forwarder or the CLI sends first on the
-	// daemon's socket: who it is and the environment sessions it asks for
-	// should run in.
-	MethodHello = "agentd/hello"
-	// MethodStop ends the daemon (agentd stop).
-	MethodStop = "agentd/stop"
-	// MethodUpgrade asks the daemon to hand its sessions to another agentd
-	// binary (agentd upgrade; docs/upgrade.md). A daemon that hands over
-	// does not answer: its process becomes the new binary, every
-	// connection closes, and the client sees the new daemon when it
-	// connects again. Any answer is a refusal, and says why; the sessions
-	// then run on under this daemon.
-	MethodUpgrade = "agentd/upgrade"
-	// MethodFocus is client/focus: whether the person is looking at this
-	// client now. Desktop notices are raised only while no client is
-	// focused.
-	MethodFocus     = "client/focus"
-	MethodSpawn     = "session/spawn"
-	MethodList      = "session/list"
-	MethodRead      = "session/read"
-	MethodResize    = "session/resize"
-	MethodInput     = "session/input"
-	MethodSubscribe = "session/subscribe"
-	MethodSeen      = "session/seen"
-	MethodKill      = "session/kill"
-	MethodClassify  = "session/classify"
-	MethodCapture   = "session/capture"
-	MethodPrompt    = "session/prompt"
-	MethodCancel    = "session/cancel"
-	MethodSend      = "runtime_send"
-	MethodAnswer    = "runtime_answer"
-)
-
-// The notifications agentd sends, each with its params type.
-const (
-	NoteState  = "session/state"  // StateNotification, to every client
-	NoteOutput = "session/output" // OutputNotification, to the session's subscribers
-	NoteUpdate = "session/update" // UpdateNotification, to every client
-	NoteExited = "session/exited" // ExitedNotification, to every client
 )
 
 // methodTable is every method agentd serves. Nothing else names a method:
 // the dispatcher (handle), the scheduling and the params decoding all come
 // from here.
 var methodTable = table(
-	declare(MethodInitialize, inline, paramsOmittable, (*Server).initialize),
-	declare(MethodShutdown, mayBlock, paramsIgnored, (*Server).shutdown),
-	declare(MethodExit, inline, paramsIgnored, (*Server).exit).unanswered(),
-	declare(MethodHello, inline, paramsRequired, (*Server).hello),
-	declare(MethodStop, mayBlock, paramsOptional, (*Server).stopDaemon).then((*Server).Stop),
-	declare(MethodUpgrade, mayBlock, paramsRequired, (*Server).upgrade),
-	declare(MethodFocus, inline, paramsRequired, (*Server).focus),
-	declare(MethodSpawn, mayBlock, paramsRequired, (*Server).spawn),
-	declare(MethodList, inline, paramsIgnored, (*Server).list),
-	onSession(MethodRead, inline, (*Server).read),
-	onSession(MethodResize, inline, (*Server).resize),
-	onSession(MethodInput, perSession, (*Server).input),
-	onSession(MethodSubscribe, inline, (*Server).subscribe),
-	onSession(MethodSeen, inline, (*Server).seen),
-	onSession(MethodKill, inline, (*Server).kill),
-	onSession(MethodClassify, inline, (*Server).classify),
-	onSession(MethodCapture, inline, (*Server).capture),
-	onSession(MethodPrompt, inline, (*Server).prompt),
-	onSession(MethodCancel, inline, (*Server).cancel),
-	onSession(MethodSend, mayBlock, (*Server).send),
-	onSession(MethodAnswer, mayBlock, (*Server).answer),
+	declare(protocol.MethodInitialize, inline, paramsOmittable, (*Server).initialize),
+	declare(protocol.MethodShutdown, mayBlock, paramsIgnored, (*Server).shutdown),
+	declare(protocol.MethodExit, inline, paramsIgnored, (*Server).exit).unanswered(),
+	declare(protocol.MethodHello, inline, paramsRequired, (*Server).hello),
+	declare(protocol.MethodStop, mayBlock, paramsOptional, (*Server).stopDaemon).then((*Server).Stop),
+	declare(protocol.MethodUpgrade, mayBlock, paramsRequired, (*Server).upgrade),
+	declare(protocol.MethodFocus, inline, paramsRequired, (*Server).focus),
+	declare(protocol.MethodSpawn, mayBlock, paramsRequired, (*Server).spawn),
+	declare(protocol.MethodList, inline, paramsIgnored, (*Server).list),
+	onSession(protocol.MethodRead, inline, (*Server).read),
+	onSession(protocol.MethodResize, inline, (*Server).resize),
+	onSession(protocol.MethodInput, perSession, (*Server).input),
+	onSession(protocol.MethodSubscribe, inline, (*Server).subscribe),
+	onSession(protocol.MethodSeen, inline, (*Server).seen),
+	onSession(protocol.MethodKill, inline, (*Server).kill),
+	onSession(protocol.MethodClassify, inline, (*Server).classify),
+	onSession(protocol.MethodCapture, inline, (*Server).capture),
+	onSession(protocol.MethodPrompt, inline, (*Server).prompt),
+	onSession(protocol.MethodCancel, inline, (*Server).cancel),
+	onSession(protocol.MethodSend, mayBlock, (*Server).send),
+	onSession(protocol.MethodAnswer, mayBlock, (*Server).answer),
 )
 
 // schedule is how a method's requests are run.
@@ -147,7 +97,7 @@ func declare[P, R any](name string, sched schedule, mode paramsMode, h func(*Ser
 }
 
 // sessionParams are params that name a session.
-type sessionParams interface{ session() string }
+type sessionParams interface{ Target() string }
 
 // onSession makes a method on one session: its params (required) name the
 // session by sessionId, and h is given that session.
@@ -158,10 +108,10 @@ func onSession[P sessionParams, R any](name string, sched schedule, h func(*Serv
 			if err := decode(req, &p); err != nil {
 				return nil, err
 			}
-			if p.session() == "" {
+			if p.Target() == "" {
 				return nil, invalidParams(req.Method, "params.sessionId is required")
 			}
-			sess, err := s.mgr.Get(p.session())
+			sess, err := s.mgr.Get(p.Target())
 			if err != nil {
 				return nil, err
 			}

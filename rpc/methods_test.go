@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentd/agentd/rpc/protocol"
 )
 
 // docs/protocol.md names every method and notification the table declares,
@@ -21,7 +23,7 @@ func TestMethodsDocumented(t *testing.T) {
 			t.Errorf("method %s is not in docs/protocol.md", name)
 		}
 	}
-	for _, name := range []string{NoteState, NoteOutput, NoteUpdate, NoteExited} {
+	for _, name := range []string{protocol.NoteState, protocol.NoteOutput, protocol.NoteUpdate, protocol.NoteExited} {
 		if !strings.Contains(doc, "- `"+name+"` `{") {
 			t.Errorf("notification %s is not listed in docs/protocol.md", name)
 		}

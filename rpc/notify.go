@@ -8,6 +8,7 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 
+	"github.com/agentd/agentd/rpc/protocol"
 	"github.com/agentd/agentd/sessions"
 )
 
@@ -54,23 +55,23 @@ func newNotifier(log *slog.Logger) *notifier {
 // for the same session (keeping the previous state the editor last saw).
 func (n *notifier) State(info sessions.Info, previous sessions.State, attention bool) {
 	st := info.State
-	p := &StateNotification{
+	p := &protocol.StateNotification{
 		SessionID: info.ID, Agent: info.Agent, State: st.Name, Previous: previous.Name,
 		Outcome: st.Outcome, StateSource: st.Source, Reason: st.Reason, Since: stamp(st.Since),
-		Attention: attention, Prompt: st.Prompt, Message: st.Message,
+		Attention: attention, Prompt: wirePrompt(st.Prompt), Message: st.Message,
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if old, ok := n.pending[info.ID]; ok {
 		// Latest wins, and it goes to the back of the queue: ACP updates
 		// queued since must still come before it, as they happened.
-		op := old.params.(*StateNotification)
+		op := old.params.(*protocol.StateNotification)
 		p.Previous = op.Previous
 		p.Attention = p.Attention || op.Attention
 		old.dead = true
 		n.deadCount++
 	}
-	nt := &note{method: NoteState, params: p}
+	nt := &note{method: protocol.NoteState, params: p}
 	n.pending[info.ID] = nt
 	n.push(nt)
 	n.compactLocked()
@@ -103,7 +104,7 @@ func (n *notifier) Output(sessionID, data string) {
 		return
 	}
 	n.outLen += len(data)
-	n.push(&note{method: NoteOutput, params: &OutputNotification{SessionID: sessionID, Data: data}, size: len(data)})
+	n.push(&note{method: protocol.NoteOutput, params: &protocol.OutputNotification{SessionID: sessionID, Data: data}, size: len(data)})
 }
 
 // Update implements sessions.Events: ACP updates count against the same
@@ -116,14 +117,14 @@ func (n *notifier) Update(sessionID string, update json.RawMessage) {
 		return
 	}
 	n.outLen += len(update)
-	n.push(&note{method: NoteUpdate, params: &UpdateNotification{SessionID: sessionID, Update: update}, size: len(update)})
+	n.push(&note{method: protocol.NoteUpdate, params: &protocol.UpdateNotification{SessionID: sessionID, Update: update}, size: len(update)})
 }
 
 // Exited implements sessions.Events.
 func (n *notifier) Exited(sessionID string, st sessions.ExitStatus) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.push(&note{method: NoteExited, params: &ExitedNotification{SessionID: sessionID, ExitCode: st.Code, Signal: st.Signal}})
+	n.push(&note{method: protocol.NoteExited, params: &protocol.ExitedNotification{SessionID: sessionID, ExitCode: st.Code, Signal: st.Signal}})
 }
 
 func (n *notifier) push(nt *note) {
@@ -161,8 +162,8 @@ func (n *notifier) run(ctx context.Context, conn *jsonrpc2.Conn) {
 			n.mu.Unlock()
 			continue
 		}
-		if nt.method == NoteState {
-			delete(n.pending, nt.params.(*StateNotification).SessionID)
+		if nt.method == protocol.NoteState {
+			delete(n.pending, nt.params.(*protocol.StateNotification).SessionID)
 		}
 		n.outLen -= nt.size
 		n.mu.Unlock()
@@ -176,7 +177,7 @@ func (n *notifier) run(ctx context.Context, conn *jsonrpc2.Conn) {
 // and repaints its screen, once the queue has drained.
 func (n *notifier) healDroppedLocked() {
 	for id, count := range n.droppedUpdates {
-		n.queue = append(n.queue, &note{method: NoteUpdate, params: &UpdateNotification{SessionID: id, Dropped: count}})
+		n.queue = append(n.queue, &note{method: protocol.NoteUpdate, params: &protocol.UpdateNotification{SessionID: id, Dropped: count}})
 	}
 	clear(n.droppedUpdates)
 	if len(n.dropped) == 0 {
@@ -192,7 +193,7 @@ func (n *notifier) healDroppedLocked() {
 			n.mu.Lock()
 		}
 		n.outLen += len(data)
-		n.queue = append(n.queue, &note{method: NoteOutput, params: &OutputNotification{SessionID: id, Data: data, Dropped: count}, size: len(data)})
+		n.queue = append(n.queue, &note{method: protocol.NoteOutput, params: &protocol.OutputNotification{SessionID: id, Data: data, Dropped: count}, size: len(data)})
 	}
 }
 

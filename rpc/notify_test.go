@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/agentd/agentd/rpc/protocol"
 	"github.com/agentd/agentd/sessions"
 )
 
@@ -34,7 +35,7 @@ func TestStateQueueStaysBoundedWhileEditorDoesNotRead(t *testing.T) {
 		if nt.dead {
 			continue
 		}
-		if sn, ok := nt.params.(*StateNotification); ok {
+		if sn, ok := nt.params.(*protocol.StateNotification); ok {
 			live[sn.SessionID] = sn.State
 		} else {
 			exits++

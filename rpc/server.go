@@ -1,3 +1,7 @@
+// Package rpc is agentd's editor-facing JSON-RPC 2.0 server over stdio with
+// LSP base-protocol framing. Handlers are thin: they decode params, call
+// sessions, encode results. docs/protocol.md is the normative reference;
+// the types are rpc/protocol's.
 package rpc
 
 import (
@@ -14,6 +18,7 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 
+	"github.com/agentd/agentd/rpc/protocol"
 	"github.com/agentd/agentd/sessions"
 )
 
@@ -41,7 +46,7 @@ type Server struct {
 	// daemon's idle timer looks again.
 	changed chan struct{}
 
-	lastUpgrade *UpgradeRecord // guarded by mu
+	lastUpgrade *protocol.UpgradeRecord // guarded by mu
 	// hostFeeds are the other machines whose sessions raise desktop
 	// notices here (desktophosts.go), by host name; guarded by mu.
 	hostFeeds map[string]*hostFeed
@@ -65,7 +70,7 @@ type Config struct {
 	Notify []NotifyEntry
 	// Upgrade hands the sessions to another binary (upgrade.go): it
 	// returns only when it did not, saying why.
-	Upgrade func(UpgradeParams) error
+	Upgrade func(protocol.UpgradeParams) error
 	// Desktop is config.toml's [desktop] table (desktop.go).
 	Desktop DesktopConfig
 	// Hosts are config.toml's [[hosts]]; with FollowHost, a daemon raises
@@ -97,7 +102,7 @@ func NewServer(opts sessions.Options, cfg Config) *Server {
 // sends exit or closes r. In private mode every session's process group is
 // ended before it returns.
 func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
-	c := s.newClient(ctx, newStream(r, w, nil))
+	c := s.newClient(ctx, protocol.NewStream(r, w, nil))
 	select {
 	case <-c.conn.DisconnectNotify():
 		s.log.Info("editor closed the connection")
@@ -121,7 +126,7 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 func (s *Server) handle(ctx context.Context, c *clientConn, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
 	m, ok := methodTable[req.Method]
 	if !ok {
-		replyErr(ctx, conn, req, &jsonrpc2.Error{Code: CodeMethodNotFound, Message: fmt.Sprintf("method %q not found", req.Method)}, s.log)
+		replyErr(ctx, conn, req, &jsonrpc2.Error{Code: protocol.CodeMethodNotFound, Message: fmt.Sprintf("method %q not found", req.Method)}, s.log)
 		return
 	}
 	switch m.sched {
@@ -132,7 +137,7 @@ func (s *Server) handle(ctx context.Context, c *clientConn, conn *jsonrpc2.Conn,
 		key := inputKey(req)
 		prev, mine, ok := s.inputs.enter(key)
 		if !ok {
-			replyErr(ctx, conn, req, &jsonrpc2.Error{Code: CodeInputBacklog, Message: fmt.Sprintf("%s: session %q is not reading its input: %d earlier inputs still wait", req.Method, key, maxWaitingInputs)}, s.log)
+			replyErr(ctx, conn, req, &jsonrpc2.Error{Code: protocol.CodeInputBacklog, Message: fmt.Sprintf("%s: session %q is not reading its input: %d earlier inputs still wait", req.Method, key, maxWaitingInputs)}, s.log)
 			return
 		}
 		go func() {
@@ -154,7 +159,7 @@ func (s *Server) run(ctx context.Context, c *clientConn, conn *jsonrpc2.Conn, re
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error("handler panic", "method", req.Method, "panic", fmt.Sprint(p))
-			replyErr(ctx, conn, req, &jsonrpc2.Error{Code: CodeInternalError, Message: fmt.Sprintf("internal error in %s", req.Method)}, s.log)
+			replyErr(ctx, conn, req, &jsonrpc2.Error{Code: protocol.CodeInternalError, Message: fmt.Sprintf("internal error in %s", req.Method)}, s.log)
 		}
 	}()
 	result, err := m.serve(s, ctx, c, req)
@@ -175,11 +180,11 @@ func (s *Server) run(ctx context.Context, c *clientConn, conn *jsonrpc2.Conn, re
 	}
 }
 
-// maxWaitingInputs bounds the perSession requests (MethodInput) waiting behind one
+// maxWaitingInputs bounds the perSession requests (protocol.MethodInput) waiting behind one
 // that an agent has not taken yet; past it they are refused.
 const maxWaitingInputs = 256
 
-// inputQueue orders perSession requests (MethodInput) per session without a goroutine of its
+// inputQueue orders perSession requests (protocol.MethodInput) per session without a goroutine of its
 // own: each input waits for the one before it to the same session.
 type inputQueue struct {
 	mu      sync.Mutex
@@ -241,24 +246,24 @@ func replyErr(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request, e
 // decode reads params into v, with errors that name the field.
 func decode(req *jsonrpc2.Request, v any) error {
 	if req.Params == nil || string(*req.Params) == "null" {
-		return &jsonrpc2.Error{Code: CodeInvalidParams, Message: fmt.Sprintf("%s: params are required", req.Method)}
+		return &jsonrpc2.Error{Code: protocol.CodeInvalidParams, Message: fmt.Sprintf("%s: params are required", req.Method)}
 	}
 	if err := json.Unmarshal(*req.Params, v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
 			if te.Field == "" {
-				return &jsonrpc2.Error{Code: CodeInvalidParams, Message: fmt.Sprintf("%s: params: want an object, got %s", req.Method, te.Value)}
+				return &jsonrpc2.Error{Code: protocol.CodeInvalidParams, Message: fmt.Sprintf("%s: params: want an object, got %s", req.Method, te.Value)}
 			}
-			return &jsonrpc2.Error{Code: CodeInvalidParams, Message: fmt.Sprintf("%s: params.%s: want %s, got %s", req.Method, te.Field, te.Type, te.Value)}
+			return &jsonrpc2.Error{Code: protocol.CodeInvalidParams, Message: fmt.Sprintf("%s: params.%s: want %s, got %s", req.Method, te.Field, te.Type, te.Value)}
 		}
-		return &jsonrpc2.Error{Code: CodeInvalidParams, Message: fmt.Sprintf("%s: params: %v", req.Method, err)}
+		return &jsonrpc2.Error{Code: protocol.CodeInvalidParams, Message: fmt.Sprintf("%s: params: %v", req.Method, err)}
 	}
 	return nil
 }
 
 // invalidParams is the error for params of method that make no sense.
 func invalidParams(method, problem string) *jsonrpc2.Error {
-	return &jsonrpc2.Error{Code: CodeInvalidParams, Message: method + ": " + problem}
+	return &jsonrpc2.Error{Code: protocol.CodeInvalidParams, Message: method + ": " + problem}
 }
 
 // errorFor maps a sessions error to its protocol error.
@@ -267,54 +272,54 @@ func errorFor(err error) *jsonrpc2.Error {
 	if errors.As(err, &je) {
 		return je
 	}
-	e := &jsonrpc2.Error{Code: CodeInternalError, Message: err.Error()}
+	e := &jsonrpc2.Error{Code: protocol.CodeInternalError, Message: err.Error()}
 	var noSession *sessions.ErrNoSession
 	var blocked *sessions.BlockedError
 	var stale *sessions.StaleError
 	switch {
 	case errors.As(err, &noSession):
-		e.Code = CodeSessionNotFound
+		e.Code = protocol.CodeSessionNotFound
 	case errors.Is(err, sessions.ErrExited):
-		e.Code = CodeSessionExited
+		e.Code = protocol.CodeSessionExited
 	case errors.As(err, &blocked):
-		e.Code = CodeSessionBlocked
-		e.SetError(map[string]any{"prompt": blocked.Prompt})
+		e.Code = protocol.CodeSessionBlocked
+		e.SetError(map[string]any{"prompt": wirePrompt(blocked.Prompt)})
 	case errors.As(err, &stale):
-		e.Code = CodePromptStale
-		e.SetError(map[string]any{"prompt": stale.Current})
+		e.Code = protocol.CodePromptStale
+		e.SetError(map[string]any{"prompt": wirePrompt(stale.Current)})
 	case errors.Is(err, sessions.ErrUnknownOption):
-		e.Code = CodeOptionUnknown
+		e.Code = protocol.CodeOptionUnknown
 	case errors.Is(err, sessions.ErrNotAnswerable), errors.Is(err, sessions.ErrMovedByHand):
-		e.Code = CodeNotAnswerable
+		e.Code = protocol.CodeNotAnswerable
 	case errors.Is(err, sessions.ErrAlreadyAnswer):
-		e.Code = CodeAlreadyAnswered
+		e.Code = protocol.CodeAlreadyAnswered
 	case errors.Is(err, sessions.ErrShuttingDown):
-		e.Code = CodeShuttingDown
+		e.Code = protocol.CodeShuttingDown
 	case errors.Is(err, sessions.ErrNoScreen), errors.Is(err, sessions.ErrNotACP):
-		e.Code = CodeNotSupported
+		e.Code = protocol.CodeNotSupported
 	case errors.Is(err, sessions.ErrTurnRunning):
-		e.Code = CodeTurnRunning
+		e.Code = protocol.CodeTurnRunning
 	case errors.Is(err, sessions.ErrLoggingIn):
-		e.Code = CodeAuthRequired
+		e.Code = protocol.CodeAuthRequired
 	}
 	return e
 }
 
-func toSession(in sessions.Info) Session {
-	out := Session{
+func toSession(in sessions.Info) protocol.Session {
+	out := protocol.Session{
 		SessionID: in.ID, Name: in.Name, Agent: in.Agent, Argv: in.Argv, Cwd: in.Cwd, Pid: in.Pid,
 		Cols: in.Cols, Rows: in.Rows, State: in.State.Name, Outcome: in.State.Outcome,
-		StateSource: in.State.Source, Reason: in.State.Reason, Since: stamp(in.State.Since), Prompt: in.State.Prompt,
+		StateSource: in.State.Source, Reason: in.State.Reason, Since: stamp(in.State.Since), Prompt: wirePrompt(in.State.Prompt),
 		Message: in.State.Message, LoginSessionID: in.Login,
 	}
 	if a := in.AgentInfo; a != nil {
-		out.AgentInfo = &ACPAgentInfo{Name: a.Name, Title: a.Title, Version: a.Version}
+		out.AgentInfo = &protocol.ACPAgentInfo{Name: a.Name, Title: a.Title, Version: a.Version}
 	}
 	if in.Exit != nil {
-		out.Exit = &Exit{ExitCode: in.Exit.Code, Signal: in.Exit.Signal, At: stamp(in.ExitedAt)}
+		out.Exit = &protocol.Exit{ExitCode: in.Exit.Code, Signal: in.Exit.Signal, At: stamp(in.ExitedAt)}
 	}
 	if in.Origin.Client != "" || len(in.Origin.Folders) > 0 {
-		out.Origin = &Origin{Client: in.Origin.Client, WorkspaceFolders: in.Origin.Folders}
+		out.Origin = &protocol.Origin{Client: in.Origin.Client, WorkspaceFolders: in.Origin.Folders}
 	}
 	return out
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/detect"
+	"github.com/agentd/agentd/rpc/protocol"
 	"github.com/agentd/agentd/sessions"
 )
 
@@ -102,28 +103,28 @@ func (c *rawConn) next() map[string]any {
 // Each bad message gets an error that names the problem, and the server
 // keeps serving: the request after it is answered.
 func TestBadInputIsAnsweredAndServingGoesOn(t *testing.T) {
-	big := `{"jsonrpc":"2.0","id":9,"method":"session/list","params":{"pad":"` + strings.Repeat("x", MaxMessage) + `"}}`
+	big := `{"jsonrpc":"2.0","id":9,"method":"session/list","params":{"pad":"` + strings.Repeat("x", protocol.MaxMessage) + `"}}`
 	tests := []struct {
 		name, raw string
 		code      float64
 		msg       string
 		id        any
 	}{
-		{"not JSON", frame(`{"jsonrpc":"2.0","id":1,"method":`), CodeParseError, "not valid JSON", nil},
-		{"no Content-Length", "Content-Type: x\r\n\r\n", CodeParseError, "without a Content-Length", nil},
-		{"bad Content-Length", "Content-Length: lots\r\n\r\n", CodeParseError, `bad Content-Length "lots"`, nil},
-		{"garbage header line", "hello there\r\n", CodeParseError, "malformed header line", nil},
-		{"over the size limit", frame(big), CodeInvalidRequest, "over the limit", nil},
-		{"not a request", frame(`{"jsonrpc":"2.0","id":4}`), CodeInvalidRequest, "invalid request", float64(4)},
-		{"unknown method", frame(`{"jsonrpc":"2.0","id":5,"method":"session/dance"}`), CodeMethodNotFound, `method "session/dance" not found`, float64(5)},
-		{"wrong param type", frame(`{"jsonrpc":"2.0","id":6,"method":"session/resize","params":{"sessionId":"s1","cols":"wide","rows":3}}`), CodeInvalidParams, "params.cols: want int, got string", float64(6)},
-		{"missing params", frame(`{"jsonrpc":"2.0","id":7,"method":"session/read"}`), CodeInvalidParams, "params are required", float64(7)},
-		{"missing session id", frame(`{"jsonrpc":"2.0","id":8,"method":"session/read","params":{}}`), CodeInvalidParams, "params.sessionId is required", float64(8)},
-		{"unknown session", frame(`{"jsonrpc":"2.0","id":10,"method":"runtime_answer","params":{"sessionId":"s99","promptId":"p","optionId":"1"}}`), CodeSessionNotFound, `no session "s99"`, float64(10)},
-		{"missing program", frame(`{"jsonrpc":"2.0","id":11,"method":"session/spawn","params":{"argv":["no-such-agent-xyz"],"cwd":"/"}}`), CodeSpawnFailed, `program "no-such-agent-xyz" not found`, float64(11)},
-		{"missing cwd", frame(`{"jsonrpc":"2.0","id":12,"method":"session/spawn","params":{"argv":["true"],"cwd":"/no/such/dir"}}`), CodeSpawnFailed, `cwd "/no/such/dir" is not a directory`, float64(12)},
-		{"absurd size", frame(`{"jsonrpc":"2.0","id":13,"method":"session/spawn","params":{"argv":["true"],"cwd":"/","cols":100000,"rows":0}}`), CodeSpawnFailed, "cols and rows must be between 2 and 1000", float64(13)},
-		{"bad protocol", frame(`{"jsonrpc":"2.0","id":14,"method":"session/spawn","params":{"argv":["true"],"protocol":"telnet"}}`), CodeInvalidParams, `params.protocol "telnet"`, float64(14)},
+		{"not JSON", frame(`{"jsonrpc":"2.0","id":1,"method":`), protocol.CodeParseError, "not valid JSON", nil},
+		{"no Content-Length", "Content-Type: x\r\n\r\n", protocol.CodeParseError, "without a Content-Length", nil},
+		{"bad Content-Length", "Content-Length: lots\r\n\r\n", protocol.CodeParseError, `bad Content-Length "lots"`, nil},
+		{"garbage header line", "hello there\r\n", protocol.CodeParseError, "malformed header line", nil},
+		{"over the size limit", frame(big), protocol.CodeInvalidRequest, "over the limit", nil},
+		{"not a request", frame(`{"jsonrpc":"2.0","id":4}`), protocol.CodeInvalidRequest, "invalid request", float64(4)},
+		{"unknown method", frame(`{"jsonrpc":"2.0","id":5,"method":"session/dance"}`), protocol.CodeMethodNotFound, `method "session/dance" not found`, float64(5)},
+		{"wrong param type", frame(`{"jsonrpc":"2.0","id":6,"method":"session/resize","params":{"sessionId":"s1","cols":"wide","rows":3}}`), protocol.CodeInvalidParams, "params.cols: want int, got string", float64(6)},
+		{"missing params", frame(`{"jsonrpc":"2.0","id":7,"method":"session/read"}`), protocol.CodeInvalidParams, "params are required", float64(7)},
+		{"missing session id", frame(`{"jsonrpc":"2.0","id":8,"method":"session/read","params":{}}`), protocol.CodeInvalidParams, "params.sessionId is required", float64(8)},
+		{"unknown session", frame(`{"jsonrpc":"2.0","id":10,"method":"runtime_answer","params":{"sessionId":"s99","promptId":"p","optionId":"1"}}`), protocol.CodeSessionNotFound, `no session "s99"`, float64(10)},
+		{"missing program", frame(`{"jsonrpc":"2.0","id":11,"method":"session/spawn","params":{"argv":["no-such-agent-xyz"],"cwd":"/"}}`), protocol.CodeSpawnFailed, `program "no-such-agent-xyz" not found`, float64(11)},
+		{"missing cwd", frame(`{"jsonrpc":"2.0","id":12,"method":"session/spawn","params":{"argv":["true"],"cwd":"/no/such/dir"}}`), protocol.CodeSpawnFailed, `cwd "/no/such/dir" is not a directory`, float64(12)},
+		{"absurd size", frame(`{"jsonrpc":"2.0","id":13,"method":"session/spawn","params":{"argv":["true"],"cwd":"/","cols":100000,"rows":0}}`), protocol.CodeSpawnFailed, "cols and rows must be between 2 and 1000", float64(13)},
+		{"bad protocol", frame(`{"jsonrpc":"2.0","id":14,"method":"session/spawn","params":{"argv":["true"],"protocol":"telnet"}}`), protocol.CodeInvalidParams, `params.protocol "telnet"`, float64(14)},
 	}
 	c := serve(t)
 	for i, tc := range tests {
@@ -165,7 +166,7 @@ func TestErrorOnFirstRequest(t *testing.T) {
 		c := serve(t)
 		c.send(frame(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"clientInfo":{"name":"nvim"},"capabilities":[]}}`))
 		m := c.next()
-		if e, _ := m["error"].(map[string]any); e == nil || e["code"] != float64(CodeInvalidParams) {
+		if e, _ := m["error"].(map[string]any); e == nil || e["code"] != float64(protocol.CodeInvalidParams) {
 			t.Fatalf("reply %v, want invalid params", m)
 		}
 	}

@@ -8,27 +8,25 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/agentd/agentd/acp"
+	"github.com/agentd/agentd/rpc/protocol"
 	"github.com/agentd/agentd/sessions"
 )
 
 // authRequired is the spawn error for an ACP agent that wants a login: it
 // names the agent and carries the ways it offers, for the editor to offer.
 func authRequired(e *acp.AuthRequiredError) *jsonrpc2.Error {
-	je := &jsonrpc2.Error{Code: CodeAuthRequired,
-		Message: fmt.Sprintf(MethodSpawn+": %s needs you to log in (%s); spawn again with authMethod, one of %q", e.Who(), e.Message, e.MethodIDs())}
-	methods := e.Methods
-	if methods == nil {
-		methods = []acp.AuthMethod{}
-	}
-	je.SetError(AuthRequiredData{AgentInfo: ACPAgentInfo{Name: e.Agent.Name, Title: e.Agent.Title, Version: e.Agent.Version}, Message: e.Message, AuthMethods: methods})
+	je := &jsonrpc2.Error{Code: protocol.CodeAuthRequired,
+		Message: fmt.Sprintf(protocol.MethodSpawn+": %s needs you to log in (%s); spawn again with authMethod, one of %q", e.Who(), e.Message, e.MethodIDs())}
+	je.SetError(protocol.AuthRequiredData{AgentInfo: protocol.ACPAgentInfo{Name: e.Agent.Name, Title: e.Agent.Title, Version: e.Agent.Version},
+		Message: e.Message, AuthMethods: wireAuthMethods(e.Methods)}) // never null: [] where it offers none
 	return je
 }
 
-func (s *Server) spawn(_ context.Context, c *clientConn, p SpawnParams) (*Session, error) {
+func (s *Server) spawn(_ context.Context, c *clientConn, p protocol.SpawnParams) (*protocol.Session, error) {
 	switch p.Protocol {
 	case "", "pty", "acp":
 	default:
-		return nil, &jsonrpc2.Error{Code: CodeInvalidParams, Message: fmt.Sprintf(MethodSpawn+": params.protocol %q: want \"pty\" or \"acp\"", p.Protocol)}
+		return nil, &jsonrpc2.Error{Code: protocol.CodeInvalidParams, Message: fmt.Sprintf(protocol.MethodSpawn+": params.protocol %q: want \"pty\" or \"acp\"", p.Protocol)}
 	}
 	env, cwd := c.spawnEnv()
 	if p.Cwd == "" {
@@ -43,43 +41,43 @@ func (s *Server) spawn(_ context.Context, c *clientConn, p SpawnParams) (*Sessio
 	case errors.As(err, &auth):
 		return nil, authRequired(auth)
 	case err != nil:
-		return nil, &jsonrpc2.Error{Code: CodeSpawnFailed, Message: MethodSpawn + ": " + err.Error()}
+		return nil, &jsonrpc2.Error{Code: protocol.CodeSpawnFailed, Message: protocol.MethodSpawn + ": " + err.Error()}
 	}
 	s.log.Info("session started", "session", sess.ID, "agent", sess.Info().Agent, "pid", sess.Pid, "client", c.id)
 	s.poke()
 	return ref(toSession(sess.Info())), nil
 }
 
-func (s *Server) list(context.Context, *clientConn, noParams) (*ListResult, error) {
-	res := ListResult{Sessions: []Session{}}
+func (s *Server) list(context.Context, *clientConn, noParams) (*protocol.ListResult, error) {
+	res := protocol.ListResult{Sessions: []protocol.Session{}}
 	for _, sess := range s.mgr.List() {
 		res.Sessions = append(res.Sessions, toSession(sess.Info()))
 	}
 	return &res, nil
 }
 
-func (s *Server) read(_ context.Context, c *clientConn, sess *sessions.Session, p SessionRef) (*ReadResult, error) {
+func (s *Server) read(_ context.Context, c *clientConn, sess *sessions.Session, p protocol.SessionRef) (*protocol.ReadResult, error) {
 	sc, rev, err := sess.Screen()
 	if err != nil {
 		return nil, err // an ACP session has no screen
 	}
-	return &ReadResult{Rows: sc.Lines, Cursor: Cursor{Row: sc.CursorRow, Col: sc.CursorCol, Visible: sc.CursorVisible}, Title: sc.Title, Revision: rev}, nil
+	return &protocol.ReadResult{Rows: sc.Lines, Cursor: protocol.Cursor{Row: sc.CursorRow, Col: sc.CursorCol, Visible: sc.CursorVisible}, Title: sc.Title, Revision: rev}, nil
 }
 
-func (s *Server) resize(_ context.Context, c *clientConn, sess *sessions.Session, p ResizeParams) (none, error) {
+func (s *Server) resize(_ context.Context, c *clientConn, sess *sessions.Session, p protocol.ResizeParams) (none, error) {
 	if err := sess.Resize(p.Cols, p.Rows); err != nil && err != sessions.ErrExited {
-		return nil, &jsonrpc2.Error{Code: CodeInvalidParams, Message: MethodResize + ": " + err.Error()}
+		return nil, &jsonrpc2.Error{Code: protocol.CodeInvalidParams, Message: protocol.MethodResize + ": " + err.Error()}
 	} else if err != nil {
 		return nil, err
 	}
 	return nil, nil
 }
 
-func (s *Server) input(_ context.Context, c *clientConn, sess *sessions.Session, p InputParams) (none, error) {
+func (s *Server) input(_ context.Context, c *clientConn, sess *sessions.Session, p protocol.InputParams) (none, error) {
 	return nil, sess.Input(p.Data)
 }
 
-func (s *Server) subscribe(_ context.Context, c *clientConn, sess *sessions.Session, p SubscribeParams) (none, error) {
+func (s *Server) subscribe(_ context.Context, c *clientConn, sess *sessions.Session, p protocol.SubscribeParams) (none, error) {
 	if p.Output {
 		return nil, c.watch(sess) // an ACP session has no output to watch
 	}
@@ -87,7 +85,7 @@ func (s *Server) subscribe(_ context.Context, c *clientConn, sess *sessions.Sess
 	return nil, nil
 }
 
-func (s *Server) seen(_ context.Context, c *clientConn, sess *sessions.Session, p SessionRef) (none, error) {
+func (s *Server) seen(_ context.Context, c *clientConn, sess *sessions.Session, p protocol.SessionRef) (none, error) {
 	sess.Seen()
 	if s.desktop != nil {
 		s.desktop.Seen(sess.ID) // the person looked: their notice goes
@@ -95,25 +93,25 @@ func (s *Server) seen(_ context.Context, c *clientConn, sess *sessions.Session, 
 	return nil, nil
 }
 
-func (s *Server) kill(_ context.Context, c *clientConn, sess *sessions.Session, p KillParams) (none, error) {
+func (s *Server) kill(_ context.Context, c *clientConn, sess *sessions.Session, p protocol.KillParams) (none, error) {
 	sig, err := sessions.ParseSignal(p.Signal)
 	if err != nil {
-		return nil, &jsonrpc2.Error{Code: CodeInvalidParams, Message: MethodKill + ": " + err.Error()}
+		return nil, &jsonrpc2.Error{Code: protocol.CodeInvalidParams, Message: protocol.MethodKill + ": " + err.Error()}
 	}
 	return nil, sess.Signal(sig)
 }
 
-func (s *Server) classify(_ context.Context, c *clientConn, sess *sessions.Session, p SessionRef) (*ClassifyResult, error) {
+func (s *Server) classify(_ context.Context, c *clientConn, sess *sessions.Session, p protocol.SessionRef) (*protocol.ClassifyResult, error) {
 	v, err := sess.Classify()
 	if err != nil {
 		return nil, err
 	}
-	return &ClassifyResult{Agent: v.Agent, State: v.State, Outcome: v.Outcome, Reason: v.Reason, Evidence: v.Evidence, Prompt: v.Prompt}, nil
+	return &protocol.ClassifyResult{Agent: v.Agent, State: v.State, Outcome: v.Outcome, Reason: v.Reason, Evidence: wireEvidence(v.Evidence), Prompt: wirePrompt(v.Prompt)}, nil
 }
 
 // capture is one screen of the session as a file a person can attach to a
 // bug report (sessions.ScreenRecord): `agentd capture` writes it.
-func (s *Server) capture(_ context.Context, c *clientConn, sess *sessions.Session, p SessionRef) (*sessions.ScreenRecord, error) {
+func (s *Server) capture(_ context.Context, c *clientConn, sess *sessions.Session, p protocol.SessionRef) (*sessions.ScreenRecord, error) {
 	rec, err := sess.Capture("asked for by a client")
 	if err != nil {
 		return nil, err
@@ -121,10 +119,10 @@ func (s *Server) capture(_ context.Context, c *clientConn, sess *sessions.Sessio
 	return &rec, nil
 }
 
-func (s *Server) prompt(_ context.Context, c *clientConn, sess *sessions.Session, p PromptParams) (none, error) {
+func (s *Server) prompt(_ context.Context, c *clientConn, sess *sessions.Session, p protocol.PromptParams) (none, error) {
 	return nil, sess.Prompt(p.Text)
 }
 
-func (s *Server) cancel(_ context.Context, c *clientConn, sess *sessions.Session, p SessionRef) (none, error) {
+func (s *Server) cancel(_ context.Context, c *clientConn, sess *sessions.Session, p protocol.SessionRef) (none, error) {
 	return nil, sess.Cancel()
 }

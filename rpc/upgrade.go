@@ -7,38 +7,9 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 
+	"github.com/agentd/agentd/rpc/protocol"
 	"github.com/agentd/agentd/sessions"
 )
-
-// CodeUpgradeRefused: the handover did not start, or failed before the
-// new code took over; every session still runs here.
-const CodeUpgradeRefused = -32044
-
-// UpgradeParams name the binary to hand over to.
-type UpgradeParams struct {
-	// Binary is the new agentd's absolute path.
-	Binary string `json:"binary"`
-	// Auto: a client that found this daemon older asks on its own (not a
-	// person's agentd upgrade); a version that cannot be ordered is then
-	// refused rather than trusted.
-	Auto bool `json:"auto,omitempty"`
-}
-
-// UpgradeRecord is the last handover this daemon took part in.
-type UpgradeRecord struct {
-	From  string `json:"from"`
-	To    string `json:"to"`
-	At    string `json:"at"`              // when the sessions were frozen
-	Error string `json:"error,omitempty"` // set when it failed and this code came back
-	// PausedMs is how long the sessions stood still: from the freeze until
-	// this code had adopted them and read their PTYs again.
-	PausedMs int64 `json:"pausedMs"`
-	// Settling: the code before still watches this code, and should it
-	// end now, takes the sessions back (docs/upgrade.md, "If the new code
-	// dies"). agentd upgrade waits for it to be over before it says the
-	// upgrade succeeded.
-	Settling bool `json:"settling,omitempty"`
-}
 
 // Settled says the code before stopped watching: this code keeps the
 // sessions now.
@@ -79,7 +50,7 @@ func (s *Server) CheckSnapshot(snap ServerSnapshot) error {
 
 // Adopt takes over the sessions of a handover and becomes the same
 // daemon instance to clients that reconnect.
-func (s *Server) Adopt(snap ServerSnapshot, rec UpgradeRecord) error {
+func (s *Server) Adopt(snap ServerSnapshot, rec protocol.UpgradeRecord) error {
 	if !snap.Started.IsZero() {
 		s.started = snap.Started
 	}
@@ -98,12 +69,12 @@ func (s *Server) Adopt(snap ServerSnapshot, rec UpgradeRecord) error {
 
 // upgrade hands over to the binary named, through Config.Upgrade. It
 // returns only when the handover did not happen.
-func (s *Server) upgrade(_ context.Context, c *clientConn, p UpgradeParams) (none, error) {
+func (s *Server) upgrade(_ context.Context, c *clientConn, p protocol.UpgradeParams) (none, error) {
 	if s.cfg.Upgrade == nil || s.cfg.Private {
-		return nil, &jsonrpc2.Error{Code: CodeNotSupported, Message: MethodUpgrade + ": only the per-user daemon hands over its sessions"}
+		return nil, &jsonrpc2.Error{Code: protocol.CodeNotSupported, Message: protocol.MethodUpgrade + ": only the per-user daemon hands over its sessions"}
 	}
 	s.log.Info("upgrade requested", "client", c.id, "binary", p.Binary, "auto", p.Auto)
 	err := s.cfg.Upgrade(p)
 	s.log.Warn("upgrade refused; the sessions run on here", "binary", p.Binary, "err", err)
-	return nil, &jsonrpc2.Error{Code: CodeUpgradeRefused, Message: fmt.Sprintf("%s: %v; every session runs on under this daemon (version %s)", MethodUpgrade, err, s.cfg.Version)}
+	return nil, &jsonrpc2.Error{Code: protocol.CodeUpgradeRefused, Message: fmt.Sprintf("%s: %v; every session runs on under this daemon (version %s)", protocol.MethodUpgrade, err, s.cfg.Version)}
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 
-	"github.com/agentd/agentd/rpc"
+	"github.com/agentd/agentd/rpc/protocol"
 )
 
 // agentdProc is a running `agentd --stdio` with the notifications it sent,
@@ -64,9 +64,9 @@ func (b *bench) startClient(args, env []string) (*agentdProc, error) {
 		return nil, err
 	}
 	p := &agentdProc{cmd: cmd, wake: make(chan struct{}, 1)}
-	p.conn = jsonrpc2.NewConn(context.Background(), rpc.NewStream(out, in, in),
+	p.conn = jsonrpc2.NewConn(context.Background(), protocol.NewStream(out, in, in),
 		jsonrpc2.HandlerWithError(p.handle), jsonrpc2.SetLogger(log.New(io.Discard, "", 0)))
-	if err := p.call(rpc.MethodInitialize, rpc.InitializeParams{ClientInfo: &rpc.ClientInfo{Name: "agentd-bench"}}, nil); err != nil {
+	if err := p.call(protocol.MethodInitialize, protocol.InitializeParams{ClientInfo: &protocol.ClientInfo{Name: "agentd-bench"}}, nil); err != nil {
 		p.close()
 		return nil, err
 	}
@@ -79,8 +79,8 @@ func (p *agentdProc) handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.R
 	}
 	at := time.Now()
 	n := note{Method: req.Method, Params: append(json.RawMessage(nil), *req.Params...), At: at}
-	var st rpc.StateNotification
-	isState := n.Method == rpc.NoteState && json.Unmarshal(n.Params, &st) == nil
+	var st protocol.StateNotification
+	isState := n.Method == protocol.NoteState && json.Unmarshal(n.Params, &st) == nil
 	p.mu.Lock()
 	p.notes = append(p.notes, n)
 	if isState {
@@ -105,8 +105,8 @@ func (p *agentdProc) call(method string, params, result any) error {
 
 // spawn starts a session and returns its id.
 func (p *agentdProc) spawn(params map[string]any) (string, error) {
-	var r rpc.Session
-	if err := p.call(rpc.MethodSpawn, params, &r); err != nil {
+	var r protocol.Session
+	if err := p.call(protocol.MethodSpawn, params, &r); err != nil {
 		return "", err
 	}
 	return r.SessionID, nil
@@ -126,7 +126,7 @@ func (p *agentdProc) states(sessionID string) []timedState {
 }
 
 type timedState struct {
-	rpc.StateNotification
+	protocol.StateNotification
 	At time.Time
 }
 

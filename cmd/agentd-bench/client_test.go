@@ -10,7 +10,7 @@ import (
 )
 
 // The bench's client speaks to a real `agentd --stdio --private` with rpc's
-// codec and reads its states as rpc.StateNotification: the demo agent's
+// codec and reads its states as protocol.StateNotification: the demo agent's
 // idle state and its permission prompt arrive decoded.
 func TestClientReadsStates(t *testing.T) {
 	root, err := filepath.Abs("../..")

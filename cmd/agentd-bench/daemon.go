@@ -13,7 +13,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentd/agentd/rpc"
+	"github.com/agentd/agentd/rpc/client"
+	"github.com/agentd/agentd/rpc/protocol"
 )
 
 // The daemon section: what the per-user daemon's forwarder costs. One
@@ -58,12 +59,12 @@ func (b *bench) daemon() (string, error) {
 	var mu sync.Mutex
 	var direct []arrival
 	wake := make(chan struct{}, 1)
-	onNote := func(n rpc.Notification) {
+	onNote := func(n client.Notification) {
 		at := time.Now()
-		if n.Method != rpc.NoteState {
+		if n.Method != protocol.NoteState {
 			return
 		}
-		var st rpc.StateNotification
+		var st protocol.StateNotification
 		if json.Unmarshal(n.Params, &st) != nil || st.State != "blocked" || st.Prompt == nil {
 			return
 		}
@@ -76,14 +77,14 @@ func (b *bench) daemon() (string, error) {
 		}
 	}
 	ctx := context.Background()
-	dc, err := rpc.Dial(ctx, socket, rpc.HelloParams{Version: "bench", Pid: os.Getpid(), Env: os.Environ()}, onNote)
+	dc, err := client.Dial(ctx, socket, protocol.HelloParams{Version: "bench", Pid: os.Getpid(), Env: os.Environ()}, onNote)
 	if err != nil {
 		return "", err
 	}
 	defer dc.Close()
-	var sess rpc.Session
+	var sess protocol.Session
 	stamps := filepath.Join(dir, "stamps")
-	if err := dc.Call(ctx, rpc.MethodSpawn, rpc.SpawnParams{Argv: []string{"bash", "--norc", "-c", asker}, Cwd: dir, Cols: 80, Rows: 24, Name: "asker",
+	if err := dc.Call(ctx, protocol.MethodSpawn, protocol.SpawnParams{Argv: []string{"bash", "--norc", "-c", asker}, Cwd: dir, Cols: 80, Rows: 24, Name: "asker",
 		// The generic rules: the shell manifest's look at the process table
 		// is not what this measures.
 		Agent: "generic",
@@ -114,7 +115,7 @@ func (b *bench) daemon() (string, error) {
 	var toDirect, added, wakeUp []time.Duration
 	for i := 1; i <= rounds; i++ {
 		next := fmt.Sprintf("Step %d?", i+1)
-		if err := dc.Call(ctx, rpc.MethodInput, rpc.InputParams{SessionID: sess.SessionID, Data: "y\r"}, nil); err != nil {
+		if err := dc.Call(ctx, protocol.MethodInput, protocol.InputParams{SessionID: sess.SessionID, Data: "y\r"}, nil); err != nil {
 			return "", err
 		}
 		// The wait starts while the session works (0.4 s before it asks).

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentd/agentd/rpc/protocol"
 )
 
 // The web section: what `agentd web` adds with 50 busy sessions. One
@@ -64,7 +66,7 @@ func (b *bench) web() (string, error) {
 	var hello struct {
 		Daemon struct{ Pid int } `json:"daemon"`
 	}
-	if err := fwd.call("initialize", map[string]any{"clientInfo": map[string]string{"name": "agentd-bench"}}, &hello); err != nil {
+	if err := fwd.call(protocol.MethodInitialize, map[string]any{"clientInfo": map[string]string{"name": "agentd-bench"}}, &hello); err != nil {
 		return "", err
 	}
 	daemonPid := hello.Daemon.Pid

@@ -34,7 +34,7 @@ type authData struct {
 	} `json:"authMethods"`
 }
 
-func spawnNeedingAuth(t *testing.T, c *client, params map[string]any) authData {
+func spawnNeedingAuth(t *testing.T, c *stdioClient, params map[string]any) authData {
 	t.Helper()
 	err := c.call("session/spawn", params, nil)
 	je, ok := err.(*jsonrpc2.Error)

@@ -97,7 +97,7 @@ func envMap(env []string, unset ...string) map[string]*string {
 // agentd c, in folders of its own, and waits for it to be idle at its
 // composer. It returns the folders, the session, the state cursor after
 // idle and the fake model server.
-func spawnClaude(t *testing.T, c *client, script *fakemodel.Script, opts lab.ClaudeOptions) (d lab.Dirs, s spawned, from int, srv *fakemodel.Server) {
+func spawnClaude(t *testing.T, c *stdioClient, script *fakemodel.Script, opts lab.ClaudeOptions) (d lab.Dirs, s spawned, from int, srv *fakemodel.Server) {
 	t.Helper()
 	bin := requireAgent(t, "claude")
 	d = labDirs(t)
@@ -113,7 +113,7 @@ func spawnClaude(t *testing.T, c *client, script *fakemodel.Script, opts lab.Cla
 
 // finishTurn checks the end of an approved turn: done (completed), the
 // approved command's file exists, seen makes it idle, kill makes it exited.
-func finishTurn(t *testing.T, c *client, id string, from *int, made string) {
+func finishTurn(t *testing.T, c *stdioClient, id string, from *int, made string) {
 	t.Helper()
 	done := c.waitState(id, "done", from, 60*time.Second)
 	if done.Outcome != "completed" {
@@ -535,7 +535,7 @@ func TestClaudeQuestionTabsEndToEnd(t *testing.T) {
 // still on screen for a frame, is passed over) and answers it with the
 // option labelled label, as an editor does with the label a person picked.
 // It returns the prompt's labels.
-func answerByLabel(t *testing.T, c *client, id string, from *int, question, label string) []string {
+func answerByLabel(t *testing.T, c *stdioClient, id string, from *int, question, label string) []string {
 	t.Helper()
 	b := c.waitPrompt(id, from, 60*time.Second)
 	for b.Prompt.Question != question {

@@ -58,7 +58,7 @@ type agentRow struct {
 	// neverBlocked: the agent never asks, so no state is blocked.
 	neverBlocked bool
 	// after checks the end of the run, before the kill.
-	after func(t *testing.T, c *client, id, work string)
+	after func(t *testing.T, c *stdioClient, id, work string)
 }
 
 // pageAnswer is one prompt answered by label: its kind when given, its
@@ -282,7 +282,7 @@ func agentRows() []agentRow {
 				{send: "please make the file", working: true, file: "made.txt", made: true},
 				{send: "what next?", working: true},
 			},
-			after: func(t *testing.T, c *client, id, _ string) {
+			after: func(t *testing.T, c *stdioClient, id, _ string) {
 				if !strings.Contains(c.screen(id), "Shall I continue? (y/n)") {
 					t.Errorf("the y/n reply is not on screen:\n%s", c.screen(id))
 				}
@@ -460,7 +460,7 @@ func promptLabels(b stateNote) []string {
 }
 
 // play runs one turn on session id and checks it (see TestAgents).
-func (row agentRow) play(t *testing.T, c *client, id string, from *int, work string, turn agentTurn) {
+func (row agentRow) play(t *testing.T, c *stdioClient, id string, from *int, work string, turn agentTurn) {
 	t.Helper()
 	c.mustCall("runtime_send", map[string]any{"sessionId": id, "text": turn.send, "submit": true}, nil)
 	awaitSubmitted(t, c, id, *from, turn.send)
@@ -540,7 +540,7 @@ func (row agentRow) play(t *testing.T, c *client, id string, from *int, work str
 // other work: the text landed, the Enter did not): a person presses Enter
 // again, and so does the test, listed by noteRetry. It reads the states
 // from from on and moves nothing.
-func awaitSubmitted(t *testing.T, c *client, id string, from int, task string) {
+func awaitSubmitted(t *testing.T, c *stdioClient, id string, from int, task string) {
 	t.Helper()
 	if c.awaitNotState(id, "idle", from, 20*time.Second) {
 		return
@@ -555,7 +555,7 @@ func awaitSubmitted(t *testing.T, c *client, id string, from int, task string) {
 // awaitPrompt waits for the turn's prompt: working, then blocked (a tool
 // call that comes at once may leave no screen between the two) with the
 // question and options the turn has.
-func (row agentRow) awaitPrompt(t *testing.T, c *client, id string, from *int, turn agentTurn) stateNote {
+func (row agentRow) awaitPrompt(t *testing.T, c *stdioClient, id string, from *int, turn agentTurn) stateNote {
 	t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
 	for {
@@ -581,7 +581,7 @@ func (row agentRow) awaitPrompt(t *testing.T, c *client, id string, from *int, t
 // awaitEnd waits for the turn's end: done with its outcome (any, with
 // none given), answering a follow-up prompt that may come on the way. It
 // says whether the turn ended idle with no done (idleEnds only).
-func (row agentRow) awaitEnd(t *testing.T, c *client, id string, from *int, turn agentTurn) (idle bool) {
+func (row agentRow) awaitEnd(t *testing.T, c *stdioClient, id string, from *int, turn agentTurn) (idle bool) {
 	t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
 	for {
@@ -609,7 +609,7 @@ var noCI = []string{"CI"}
 
 // waitIdleNoDone waits for idle after a first-run prompt was answered: no
 // task was given, so no turn ended, and no state on the way is done.
-func waitIdleNoDone(t *testing.T, c *client, id string, from *int) {
+func waitIdleNoDone(t *testing.T, c *stdioClient, id string, from *int) {
 	t.Helper()
 	start := *from
 	c.waitState(id, "idle", from, 30*time.Second)
@@ -625,7 +625,7 @@ func waitIdleNoDone(t *testing.T, c *client, id string, from *int) {
 }
 
 // nextState waits for the session's next state notification, whichever.
-func nextState(c *client, sessionID string, from *int, timeout time.Duration) stateNote {
+func nextState(c *stdioClient, sessionID string, from *int, timeout time.Duration) stateNote {
 	c.t.Helper()
 	deadline := time.After(timeout)
 	for {

@@ -14,7 +14,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/agentd/agentd/rpc"
+	"github.com/agentd/agentd/rpc/protocol"
 )
 
 // attach shows a session's screen in this terminal and types what the
@@ -89,15 +89,15 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		// daemon takes the folder ssh logged in to.
 		cwd, _ = os.Getwd()
 	}
-	spawn := rpc.SpawnParams{Argv: pos, Cwd: cwd, Name: *name, Agent: *agent}
+	spawn := protocol.SpawnParams{Argv: pos, Cwd: cwd, Name: *name, Agent: *agent}
 	tty := term.IsTerminal(int(os.Stdin.Fd()))
 	if tty {
 		if w, h, err := term.GetSize(int(os.Stdout.Fd())); err == nil {
 			spawn.Cols, spawn.Rows = w, h
 		}
 	}
-	var s rpc.Session
-	if err := k.call(rpc.MethodSpawn, spawn, &s); err != nil {
+	var s protocol.Session
+	if err := k.call(protocol.MethodSpawn, spawn, &s); err != nil {
 		return fail(stderr, "run", err)
 	}
 	if !tty {
@@ -109,7 +109,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 }
 
 // attach runs the terminal view of s until detach or the session's end.
-func (k *cli) attach(s rpc.Session, detach byte, keyName string, stdout, stderr io.Writer) int {
+func (k *cli) attach(s protocol.Session, detach byte, keyName string, stdout, stderr io.Writer) int {
 	in := int(os.Stdin.Fd())
 	if !term.IsTerminal(in) {
 		fmt.Fprintln(stderr, "agentd attach: stdin is not a terminal")
@@ -130,21 +130,21 @@ func (k *cli) attach(s rpc.Session, detach byte, keyName string, stdout, stderr 
 	}
 	resize := func() {
 		if w, h, err := term.GetSize(int(os.Stdout.Fd())); err == nil {
-			_ = k.call(rpc.MethodResize, rpc.ResizeParams{SessionID: s.SessionID, Cols: w, Rows: h}, nil)
+			_ = k.call(protocol.MethodResize, protocol.ResizeParams{SessionID: s.SessionID, Cols: w, Rows: h}, nil)
 		}
 	}
 	resize()
-	if err := k.call(rpc.MethodSubscribe, rpc.SubscribeParams{SessionID: s.SessionID, Output: true}, nil); err != nil {
+	if err := k.call(protocol.MethodSubscribe, protocol.SubscribeParams{SessionID: s.SessionID, Output: true}, nil); err != nil {
 		restore()
 		return fail(stderr, "attach", err)
 	}
 	// The person is looking at it now: a finished turn is seen, for every
 	// client, as when an editor opens the session's terminal.
-	_ = k.call(rpc.MethodSeen, rpc.SessionRef{SessionID: s.SessionID}, nil)
+	_ = k.call(protocol.MethodSeen, protocol.SessionRef{SessionID: s.SessionID}, nil)
 	// While attached the person is at this terminal: no desktop notices.
 	// Detaching ends the connection, and a client that has gone counts
 	// as unfocused.
-	_ = k.call(rpc.MethodFocus, rpc.FocusParams{Focused: true}, nil)
+	_ = k.call(protocol.MethodFocus, protocol.FocusParams{Focused: true}, nil)
 
 	// The person's keys, read on their own goroutine.
 	keys := make(chan []byte)
@@ -174,13 +174,13 @@ func (k *cli) attach(s rpc.Session, detach byte, keyName string, stdout, stderr 
 	for {
 		for _, n := range k.take() {
 			switch n.Method {
-			case rpc.NoteOutput:
-				var o rpc.OutputNotification
+			case protocol.NoteOutput:
+				var o protocol.OutputNotification
 				if json.Unmarshal(n.Params, &o) == nil && o.SessionID == s.SessionID {
 					_, _ = io.WriteString(stdout, o.Data)
 				}
-			case rpc.NoteExited:
-				var e rpc.ExitedNotification
+			case protocol.NoteExited:
+				var e protocol.ExitedNotification
 				if json.Unmarshal(n.Params, &e) == nil && e.SessionID == s.SessionID {
 					restore()
 					how := fmt.Sprintf("exit code %d", e.ExitCode)
@@ -212,10 +212,10 @@ func (k *cli) attach(s rpc.Session, detach byte, keyName string, stdout, stderr 
 				b = b[:cut]
 			}
 			if len(b) > 0 {
-				_ = k.call(rpc.MethodInput, rpc.InputParams{SessionID: s.SessionID, Data: string(b)}, nil)
+				_ = k.call(protocol.MethodInput, protocol.InputParams{SessionID: s.SessionID, Data: string(b)}, nil)
 			}
 			if cut >= 0 {
-				_ = k.call(rpc.MethodSubscribe, rpc.SubscribeParams{SessionID: s.SessionID, Output: false}, nil)
+				_ = k.call(protocol.MethodSubscribe, protocol.SubscribeParams{SessionID: s.SessionID, Output: false}, nil)
 				restore()
 				fmt.Fprintf(stderr, "[agentd: detached from %s (%s); it runs on: agentd attach %s]\n", s.SessionID, s.Name, s.SessionID)
 				return exitOK
@@ -232,7 +232,7 @@ func (k *cli) attach(s rpc.Session, detach byte, keyName string, stdout, stderr 
 			if err := k.reconnect(); err == nil {
 				fmt.Fprint(stdout, "\x1b[0m\x1b[H\x1b[2J")
 				resize()
-				if k.call(rpc.MethodSubscribe, rpc.SubscribeParams{SessionID: s.SessionID, Output: true}, nil) == nil {
+				if k.call(protocol.MethodSubscribe, protocol.SubscribeParams{SessionID: s.SessionID, Output: true}, nil) == nil {
 					continue
 				}
 			}

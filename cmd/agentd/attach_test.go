@@ -175,7 +175,7 @@ func (d *daemonEnv) exports() string {
 }
 
 // sizeOf is a session's size as session/list tells it, "COLSxROWS".
-func sizeOf(t *testing.T, c *client, id string) string {
+func sizeOf(t *testing.T, c *stdioClient, id string) string {
 	t.Helper()
 	var l struct {
 		Sessions []struct {

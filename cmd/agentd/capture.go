@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/agentd/agentd/rpc"
+	"github.com/agentd/agentd/rpc/protocol"
 	"github.com/agentd/agentd/sessions"
 )
 
@@ -39,7 +39,7 @@ func cmdCapture(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "capture", err)
 	}
 	var rec sessions.ScreenRecord
-	if err := k.call(rpc.MethodCapture, rpc.SessionRef{SessionID: s.SessionID}, &rec); err != nil {
+	if err := k.call(protocol.MethodCapture, protocol.SessionRef{SessionID: s.SessionID}, &rec); err != nil {
 		return fail(stderr, "capture", err)
 	}
 	path := *out

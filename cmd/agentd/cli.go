@@ -17,8 +17,8 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 
-	"github.com/agentd/agentd/detect"
-	"github.com/agentd/agentd/rpc"
+	"github.com/agentd/agentd/rpc/client"
+	"github.com/agentd/agentd/rpc/protocol"
 )
 
 // The CLI is the daemon's third kind of client, beside editors and Neovim:
@@ -38,13 +38,13 @@ var errNoDaemon = errors.New("no agentd daemon is running")
 
 // cli is one command's connection to the daemon.
 type cli struct {
-	c      *rpc.Client
+	c      *client.Client
 	socket string
-	hello  rpc.HelloParams
+	hello  protocol.HelloParams
 	host   string // the [[hosts]] entry reached over ssh; "" for this machine
 
 	mu      sync.Mutex
-	notes   []rpc.Notification
+	notes   []client.Notification
 	arrived chan struct{} // poked for each notification
 }
 
@@ -70,11 +70,11 @@ func dialCLI(socketFlag string, start bool, stderr io.Writer) (*cli, error) {
 		return nil, fmt.Errorf("agentd daemon at %s: %w", path, err)
 	}
 	cwd, _ := os.Getwd()
-	hello := rpc.HelloParams{Version: version, ProtocolVersion: rpc.ProtocolVersion, Pid: os.Getpid(), Cwd: cwd, Env: os.Environ()}
+	hello := protocol.HelloParams{Version: version, ProtocolVersion: protocol.ProtocolVersion, Pid: os.Getpid(), Cwd: cwd, Env: os.Environ()}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	k.hello = hello
-	k.c, err = rpc.NewClient(ctx, conn, hello, k.note)
+	k.c, err = client.NewClient(ctx, conn, hello, k.note)
 	if err != nil {
 		_ = conn.Close()
 		return nil, err
@@ -85,7 +85,7 @@ func dialCLI(socketFlag string, start bool, stderr io.Writer) (*cli, error) {
 		if conn, err = dialDaemon(path); err != nil {
 			return nil, fmt.Errorf("agentd daemon at %s: %w", path, err)
 		}
-		if k.c, err = rpc.NewClient(ctx, conn, hello, k.note); err != nil {
+		if k.c, err = client.NewClient(ctx, conn, hello, k.note); err != nil {
 			_ = conn.Close()
 			return nil, err
 		}
@@ -99,8 +99,8 @@ func dialCLI(socketFlag string, start bool, stderr io.Writer) (*cli, error) {
 
 func (k *cli) initialize(ctx context.Context) error {
 	cwd, _ := os.Getwd()
-	var init rpc.InitializeResult
-	return k.c.Call(ctx, "initialize", rpc.InitializeParams{ClientInfo: &rpc.ClientInfo{Name: "agentd-cli", Version: version}, WorkspaceFolders: []string{cwd}}, &init)
+	var init protocol.InitializeResult
+	return k.c.Call(ctx, protocol.MethodInitialize, protocol.InitializeParams{ClientInfo: &protocol.ClientInfo{Name: "agentd-cli", Version: version}, WorkspaceFolders: []string{cwd}}, &init)
 }
 
 // reconnect connects again to the same daemon after its connection
@@ -113,7 +113,7 @@ func (k *cli) reconnect() error {
 		nc, err := dialDaemon(k.socket)
 		if err == nil {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			c, cerr := rpc.NewClient(ctx, nc, k.hello, k.note)
+			c, cerr := client.NewClient(ctx, nc, k.hello, k.note)
 			cancel()
 			if cerr == nil {
 				if c.Hello.Instance != instance {
@@ -136,7 +136,7 @@ func (k *cli) reconnect() error {
 	}
 }
 
-func (k *cli) note(n rpc.Notification) {
+func (k *cli) note(n client.Notification) {
 	k.mu.Lock()
 	k.notes = append(k.notes, n)
 	k.mu.Unlock()
@@ -147,7 +147,7 @@ func (k *cli) note(n rpc.Notification) {
 }
 
 // take returns the notifications that arrived since the last take.
-func (k *cli) take() []rpc.Notification {
+func (k *cli) take() []client.Notification {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	out := k.notes
@@ -161,9 +161,9 @@ func (k *cli) call(method string, params, result any) error {
 
 func (k *cli) close() { _ = k.c.Close() }
 
-func (k *cli) list() ([]rpc.Session, error) {
-	var res rpc.ListResult
-	if err := k.call(rpc.MethodList, nil, &res); err != nil {
+func (k *cli) list() ([]protocol.Session, error) {
+	var res protocol.ListResult
+	if err := k.call(protocol.MethodList, nil, &res); err != nil {
 		return nil, err
 	}
 	return res.Sessions, nil
@@ -171,12 +171,12 @@ func (k *cli) list() ([]rpc.Session, error) {
 
 // find resolves SESSION: an id, or a name only one session has (or only
 // one live session has).
-func (k *cli) find(ref string) (rpc.Session, error) {
+func (k *cli) find(ref string) (protocol.Session, error) {
 	list, err := k.list()
 	if err != nil {
-		return rpc.Session{}, err
+		return protocol.Session{}, err
 	}
-	var named, live []rpc.Session
+	var named, live []protocol.Session
 	for _, s := range list {
 		if s.SessionID == ref {
 			return s, nil
@@ -198,16 +198,16 @@ func (k *cli) find(ref string) (rpc.Session, error) {
 		for _, s := range named {
 			ids = append(ids, s.SessionID)
 		}
-		return rpc.Session{}, fmt.Errorf("%q names %d sessions (%s): use the id", ref, len(named), strings.Join(ids, ", "))
+		return protocol.Session{}, fmt.Errorf("%q names %d sessions (%s): use the id", ref, len(named), strings.Join(ids, ", "))
 	}
 	var known []string
 	for _, s := range list {
 		known = append(known, s.SessionID+" "+s.Name)
 	}
 	if len(known) == 0 {
-		return rpc.Session{}, fmt.Errorf("no session %q: the daemon has no sessions", ref)
+		return protocol.Session{}, fmt.Errorf("no session %q: the daemon has no sessions", ref)
 	}
-	return rpc.Session{}, fmt.Errorf("no session %q (sessions: %s)", ref, strings.Join(known, ", "))
+	return protocol.Session{}, fmt.Errorf("no session %q (sessions: %s)", ref, strings.Join(known, ", "))
 }
 
 // parseArgs parses flags wherever they are among the arguments (`agentd
@@ -283,7 +283,7 @@ func cmdLs(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "ls", err)
 	}
 	if *asJSON {
-		b, _ := json.Marshal(rpc.ListResult{Sessions: list})
+		b, _ := json.Marshal(protocol.ListResult{Sessions: list})
 		fmt.Fprintln(stdout, string(b))
 		return exitOK
 	}
@@ -317,7 +317,7 @@ func cmdLs(args []string, stdout, stderr io.Writer) int {
 }
 
 // stateWords is a state as ls shows it.
-func stateWords(state, outcome string, exit *rpc.Exit) string {
+func stateWords(state, outcome string, exit *protocol.Exit) string {
 	switch {
 	case exit != nil && exit.Signal != "":
 		return "exited (" + exit.Signal + ")"
@@ -348,7 +348,7 @@ func ago(stamp string) string {
 }
 
 // promptLine is a prompt on one line: its question and options with ids.
-func promptLine(p *detect.Prompt) string {
+func promptLine(p *protocol.Prompt) string {
 	var b strings.Builder
 	if sub := subjectWords(p); sub != "" {
 		b.WriteString(sub + " — ")
@@ -366,7 +366,7 @@ func promptLine(p *detect.Prompt) string {
 // subjectWords is what a prompt asks to approve, for a terminal: its kind
 // and text quoted (agentd cleaned it; quoting keeps its edges clear),
 // "(cut)" where agentd could not see it all; "" where it shows none.
-func subjectWords(p *detect.Prompt) string {
+func subjectWords(p *protocol.Prompt) string {
 	sub := p.Subject
 	if sub == nil {
 		return ""
@@ -383,14 +383,14 @@ func subjectWords(p *detect.Prompt) string {
 
 // waitEvent is what wait prints: the state reached, as JSON or a line.
 type waitEvent struct {
-	SessionID   string         `json:"sessionId"`
-	Name        string         `json:"name,omitempty"`
-	State       string         `json:"state"`
-	Outcome     string         `json:"outcome,omitempty"`
-	StateSource string         `json:"stateSource"`
-	Reason      string         `json:"reason"`
-	Since       string         `json:"since"`
-	Prompt      *detect.Prompt `json:"prompt,omitempty"`
+	SessionID   string           `json:"sessionId"`
+	Name        string           `json:"name,omitempty"`
+	State       string           `json:"state"`
+	Outcome     string           `json:"outcome,omitempty"`
+	StateSource string           `json:"stateSource"`
+	Reason      string           `json:"reason"`
+	Since       string           `json:"since"`
+	Prompt      *protocol.Prompt `json:"prompt,omitempty"`
 }
 
 var waitStates = map[string]bool{"blocked": true, "idle": true, "done": true, "working": true, "error": true, "exited": true, "changed": true}
@@ -449,10 +449,10 @@ func cmdWait(args []string, stdout, stderr io.Writer) int {
 	last := now
 	for {
 		for _, n := range k.take() {
-			if n.Method != rpc.NoteState {
+			if n.Method != protocol.NoteState {
 				continue
 			}
-			var st rpc.StateNotification
+			var st protocol.StateNotification
 			if json.Unmarshal(n.Params, &st) != nil || st.SessionID != s.SessionID {
 				continue
 			}
@@ -480,7 +480,7 @@ func cmdWait(args []string, stdout, stderr io.Writer) int {
 }
 
 func sameState(a, b waitEvent) bool {
-	id := func(p *detect.Prompt) string {
+	id := func(p *protocol.Prompt) string {
 		if p == nil {
 			return ""
 		}
@@ -518,9 +518,9 @@ func cmdAnswer(args []string, stdout, stderr io.Writer) int {
 	p := s.Prompt
 	if *promptID != "" && *promptID != p.ID {
 		// Let agentd's own guard say so, with the prompt on screen now.
-		p = &detect.Prompt{ID: *promptID}
+		p = &protocol.Prompt{ID: *promptID}
 	}
-	params := rpc.AnswerParams{SessionID: s.SessionID, PromptID: p.ID, Text: *text}
+	params := protocol.AnswerParams{SessionID: s.SessionID, PromptID: p.ID, Text: *text}
 	var chosen string
 	if len(pos) == 2 {
 		opt, ok := pickOption(s.Prompt, pos[1])
@@ -532,12 +532,12 @@ func cmdAnswer(args []string, stdout, stderr io.Writer) int {
 	} else {
 		chosen = fmt.Sprintf("text %q", *text)
 	}
-	var res rpc.AnswerResult
-	if err := k.call(rpc.MethodAnswer, params, &res); err != nil {
+	var res protocol.AnswerResult
+	if err := k.call(protocol.MethodAnswer, params, &res); err != nil {
 		var je *jsonrpc2.Error
-		if errors.As(err, &je) && je.Code == rpc.CodePromptStale {
+		if errors.As(err, &je) && je.Code == protocol.CodePromptStale {
 			fmt.Fprintf(stderr, "agentd answer: not answered: the prompt on screen is not the one answered\n")
-			var data struct{ Prompt *detect.Prompt }
+			var data struct{ Prompt *protocol.Prompt }
 			if je.Data != nil && json.Unmarshal(*je.Data, &data) == nil && data.Prompt != nil {
 				fmt.Fprintf(stderr, "on screen now (promptId %s): %s\n", data.Prompt.ID, promptLine(data.Prompt))
 			} else {
@@ -556,7 +556,7 @@ func cmdAnswer(args []string, stdout, stderr io.Writer) int {
 }
 
 // pickOption finds an option by id, else by its label (any case).
-func pickOption(p *detect.Prompt, want string) (detect.Option, bool) {
+func pickOption(p *protocol.Prompt, want string) (protocol.Option, bool) {
 	if o, ok := p.Option(want); ok {
 		return o, true
 	}
@@ -565,7 +565,7 @@ func pickOption(p *detect.Prompt, want string) (detect.Option, bool) {
 			return o, true
 		}
 	}
-	return detect.Option{}, false
+	return protocol.Option{}, false
 }
 
 func cmdSend(args []string, stdout, stderr io.Writer) int {
@@ -589,11 +589,11 @@ func cmdSend(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "send", err)
 	}
-	err = k.call(rpc.MethodSend, rpc.SendParams{SessionID: s.SessionID, Text: strings.Join(pos[1:], " "), Submit: !*noSubmit}, nil)
+	err = k.call(protocol.MethodSend, protocol.SendParams{SessionID: s.SessionID, Text: strings.Join(pos[1:], " "), Submit: !*noSubmit}, nil)
 	var je *jsonrpc2.Error
-	if errors.As(err, &je) && je.Code == rpc.CodeSessionBlocked {
+	if errors.As(err, &je) && je.Code == protocol.CodeSessionBlocked {
 		fmt.Fprintf(stderr, "agentd send: not sent: %s is waiting on a prompt; answer it with `agentd answer %s OPTION`\n", s.SessionID, s.SessionID)
-		var data struct{ Prompt *detect.Prompt }
+		var data struct{ Prompt *protocol.Prompt }
 		if je.Data != nil && json.Unmarshal(*je.Data, &data) == nil && data.Prompt != nil {
 			fmt.Fprintf(stderr, "on screen: %s\n", promptLine(data.Prompt))
 		}
@@ -626,7 +626,7 @@ func cmdKill(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "kill", err)
 	}
-	if err := k.call(rpc.MethodKill, rpc.KillParams{SessionID: s.SessionID, Signal: *sig}, nil); err != nil {
+	if err := k.call(protocol.MethodKill, protocol.KillParams{SessionID: s.SessionID, Signal: *sig}, nil); err != nil {
 		return fail(stderr, "kill", err)
 	}
 	return exitOK
@@ -648,7 +648,7 @@ func cmdStop(args []string, stdout, stderr io.Writer) int {
 	}
 	defer k.close()
 	pid := k.c.Hello.Pid
-	if err := k.call(rpc.MethodStop, rpc.StopParams{Force: *force}, nil); err != nil {
+	if err := k.call(protocol.MethodStop, protocol.StopParams{Force: *force}, nil); err != nil {
 		return fail(stderr, "stop", err)
 	}
 	// The daemon closes every connection once its sessions have ended, then

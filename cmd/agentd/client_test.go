@@ -17,7 +17,7 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 
-	"github.com/agentd/agentd/rpc"
+	"github.com/agentd/agentd/rpc/protocol"
 )
 
 var (
@@ -51,9 +51,9 @@ func agentdBinary(t testing.TB) string {
 	return binPath
 }
 
-// client drives a real `agentd --stdio` over pipes, as an editor does, with
+// stdioClient drives a real `agentd --stdio` over pipes, as an editor does, with
 // an independent framing codec (jsonrpc2's VS Code codec).
-type client struct {
+type stdioClient struct {
 	t    testing.TB
 	cmd  *exec.Cmd
 	conn *jsonrpc2.Conn
@@ -79,13 +79,13 @@ type notification struct {
 	At     time.Time
 }
 
-func startAgentd(t testing.TB, extraArgs ...string) *client {
+func startAgentd(t testing.TB, extraArgs ...string) *stdioClient {
 	t.Helper()
 	return startAgentdLog(t, filepath.Join(t.TempDir(), "agentd.log"), extraArgs...)
 }
 
 // startAgentdLog starts agentd, private to this client, logging to logPath.
-func startAgentdLog(t testing.TB, logPath string, extraArgs ...string) *client {
+func startAgentdLog(t testing.TB, logPath string, extraArgs ...string) *stdioClient {
 	t.Helper()
 	return startClient(t, append([]string{"--stdio", "--private", "--log", logPath}, extraArgs...), nil)
 }
@@ -94,30 +94,30 @@ func startAgentdLog(t testing.TB, logPath string, extraArgs ...string) *client {
 type initResult struct {
 	ServerInfo struct{ Version string } `json:"serverInfo"`
 	Daemon     struct {
-		Pid         int                `json:"pid"`
-		Instance    string             `json:"instance"`
-		Version     string             `json:"version"`
-		Private     bool               `json:"private"`
-		LastUpgrade *rpc.UpgradeRecord `json:"lastUpgrade"`
+		Pid         int                     `json:"pid"`
+		Instance    string                  `json:"instance"`
+		Version     string                  `json:"version"`
+		Private     bool                    `json:"private"`
+		LastUpgrade *protocol.UpgradeRecord `json:"lastUpgrade"`
 	} `json:"daemon"`
 	Warnings []string `json:"warnings"`
 }
 
 // startClient runs agentd with args (and env, when not nil) as an editor
 // would, and sends initialize.
-func startClient(t testing.TB, args, env []string) *client {
+func startClient(t testing.TB, args, env []string) *stdioClient {
 	t.Helper()
 	return startClientIn(t, "", args, env)
 }
 
 // startClientIn is startClient with agentd running in dir.
-func startClientIn(t testing.TB, dir string, args, env []string) *client {
+func startClientIn(t testing.TB, dir string, args, env []string) *stdioClient {
 	t.Helper()
 	return startClientWith(t, agentdBinary(t), dir, args, env)
 }
 
 // startClientWith is startClientIn with the agentd binary bin.
-func startClientWith(t testing.TB, bin, dir string, args, env []string) *client {
+func startClientWith(t testing.TB, bin, dir string, args, env []string) *stdioClient {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = env
@@ -134,7 +134,7 @@ func startClientWith(t testing.TB, bin, dir string, args, env []string) *client 
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	c := &client{t: t, cmd: cmd, in: in, notify: make(chan struct{}, 1), private: slices.Contains(args, "--private")}
+	c := &stdioClient{t: t, cmd: cmd, in: in, notify: make(chan struct{}, 1), private: slices.Contains(args, "--private")}
 	rw := struct {
 		io.Reader
 		io.WriteCloser
@@ -147,7 +147,7 @@ func startClientWith(t testing.TB, bin, dir string, args, env []string) *client 
 	return c
 }
 
-func (c *client) handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) (any, error) {
+func (c *stdioClient) handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) (any, error) {
 	if req.Params == nil {
 		return nil, nil
 	}
@@ -161,7 +161,7 @@ func (c *client) handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Reque
 	return nil, nil
 }
 
-func (c *client) call(method string, params, result any) error {
+func (c *stdioClient) call(method string, params, result any) error {
 	c.t.Helper()
 	if p, ok := params.(map[string]any); ok && method == "session/spawn" {
 		if env, ok := p["env"].(map[string]*string); ok && env["HOME"] != nil {
@@ -181,7 +181,7 @@ func (c *client) call(method string, params, result any) error {
 	return c.conn.Call(ctx, method, params, result)
 }
 
-func (c *client) mustCall(method string, params, result any) {
+func (c *stdioClient) mustCall(method string, params, result any) {
 	c.t.Helper()
 	if err := c.call(method, params, result); err != nil {
 		c.t.Fatalf("%s: %v", method, err)
@@ -218,13 +218,13 @@ type stateNote struct {
 
 // waitState waits for a session/state notification with the given state,
 // looking at notifications from index *from on, and advances *from past it.
-func (c *client) waitState(sessionID, state string, from *int, timeout time.Duration) stateNote {
+func (c *stdioClient) waitState(sessionID, state string, from *int, timeout time.Duration) stateNote {
 	c.t.Helper()
 	return c.waitStates(sessionID, []string{state}, from, timeout)
 }
 
 // waitStates waits for the session's next state that is one of states.
-func (c *client) waitStates(sessionID string, states []string, from *int, timeout time.Duration) stateNote {
+func (c *stdioClient) waitStates(sessionID string, states []string, from *int, timeout time.Duration) stateNote {
 	c.t.Helper()
 	state := strings.Join(states, " or ")
 	deadline := time.After(timeout)
@@ -257,7 +257,7 @@ func (c *client) waitStates(sessionID string, states []string, from *int, timeou
 // (a turn that is blocked or done has worked, though agentd may have seen
 // no frame of the work between two looks). It advances *from past state;
 // a later state is left for the next wait to find.
-func (c *client) waitStateOr(sessionID, state string, later []string, from *int, timeout time.Duration) stateNote {
+func (c *stdioClient) waitStateOr(sessionID, state string, later []string, from *int, timeout time.Duration) stateNote {
 	c.t.Helper()
 	deadline := time.After(timeout)
 	for {
@@ -288,7 +288,7 @@ func (c *client) waitStateOr(sessionID, state string, later []string, from *int,
 
 // awaitNotState waits for a state of the session, notified at from or
 // later, other than state, and says whether one came within timeout.
-func (c *client) awaitNotState(sessionID, state string, from int, timeout time.Duration) bool {
+func (c *stdioClient) awaitNotState(sessionID, state string, from int, timeout time.Duration) bool {
 	c.t.Helper()
 	deadline := time.After(timeout)
 	for {
@@ -312,7 +312,7 @@ func (c *client) awaitNotState(sessionID, state string, from int, timeout time.D
 // awaitPromptLeft waits for the session's next state that is not blocked
 // on promptID, and says whether it came within timeout. It leaves that
 // state for the next wait to find.
-func (c *client) awaitPromptLeft(sessionID, promptID string, from *int, timeout time.Duration) bool {
+func (c *stdioClient) awaitPromptLeft(sessionID, promptID string, from *int, timeout time.Duration) bool {
 	c.t.Helper()
 	deadline := time.After(timeout)
 	for {
@@ -361,7 +361,7 @@ func noteRetry(t testing.TB, what string) {
 }
 
 // states lists the states notified for a session, in order.
-func (c *client) states(sessionID string) []string {
+func (c *stdioClient) states(sessionID string) []string {
 	var out []string
 	for _, n := range c.stateNotes(sessionID) {
 		out = append(out, n.note.State+"("+n.note.Reason+")")
@@ -371,7 +371,7 @@ func (c *client) states(sessionID string) []string {
 
 // waitPrompt waits for a blocked state whose prompt has options: agents
 // that report blocked (OSC 7501) before drawing the prompt send one without.
-func (c *client) waitPrompt(sessionID string, from *int, timeout time.Duration) stateNote {
+func (c *stdioClient) waitPrompt(sessionID string, from *int, timeout time.Duration) stateNote {
 	c.t.Helper()
 	b := c.waitState(sessionID, "blocked", from, timeout)
 	for b.Prompt == nil || len(b.Prompt.Options) == 0 {
@@ -381,7 +381,7 @@ func (c *client) waitPrompt(sessionID string, from *int, timeout time.Duration) 
 }
 
 // screen is the session's screen now, for failure messages.
-func (c *client) screen(sessionID string) string {
+func (c *stdioClient) screen(sessionID string) string {
 	var r struct{ Rows []string }
 	if err := c.call("session/read", map[string]any{"sessionId": sessionID}, &r); err != nil {
 		return "(session/read: " + err.Error() + ")"
@@ -394,7 +394,7 @@ func (c *client) screen(sessionID string) string {
 // sessions: close waits until no process runs with their HOMEs, which the
 // test's temporary folder holds (an agent's child can outlive its leader
 // for a moment, still writing there).
-func (c *client) close() int {
+func (c *stdioClient) close() int {
 	c.closeOnce.Do(func() {
 		_ = c.in.Close()
 		done := make(chan struct{})

@@ -70,7 +70,7 @@ func withoutAgentdEnv(env []string) []string {
 
 // forwarder starts `agentd --stdio` (the editor's sidecar) against this
 // daemon, starting the daemon if none runs, and sends initialize.
-func (d *daemonEnv) forwarder(extra ...string) *client {
+func (d *daemonEnv) forwarder(extra ...string) *stdioClient {
 	d.t.Helper()
 	return startClient(d.t, append([]string{"--stdio", "--log", d.log}, extra...), d.env)
 }
@@ -144,7 +144,7 @@ type sessionList struct {
 	} `json:"sessions"`
 }
 
-func (c *client) list() sessionList {
+func (c *stdioClient) list() sessionList {
 	c.t.Helper()
 	var l sessionList
 	c.mustCall("session/list", nil, &l)
@@ -153,7 +153,7 @@ func (c *client) list() sessionList {
 
 // stateSeq is the sequence of (state, promptId) a client was told for a
 // session, for comparing what two clients saw.
-func (c *client) stateSeq(sessionID string) []string {
+func (c *stdioClient) stateSeq(sessionID string) []string {
 	var out []string
 	for _, n := range c.stateNotes(sessionID) {
 		k := n.note.State
@@ -167,7 +167,7 @@ func (c *client) stateSeq(sessionID string) []string {
 
 // stateTrail is the session's states as this client saw them, each with
 // its source and reason: what a failure message needs to say why.
-func (c *client) stateTrail(sessionID string) string {
+func (c *stdioClient) stateTrail(sessionID string) string {
 	var out []string
 	for _, n := range c.stateNotes(sessionID) {
 		k := n.note.State

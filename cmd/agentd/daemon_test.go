@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/rpc"
+	"github.com/agentd/agentd/rpc/protocol"
 )
 
 // The editor's sidecar forwards to one daemon per user, and the daemon's
@@ -116,7 +116,7 @@ func TestDaemonRacingAnswersFromTwoClients(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
-	for i, c := range []*client{a, b} {
+	for i, c := range []*stdioClient{a, b} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -142,7 +142,7 @@ func TestDaemonRacingAnswersFromTwoClients(t *testing.T) {
 }
 
 // waitScreen polls session/read until the screen holds want.
-func waitScreen(t *testing.T, c *client, id, want string, timeout time.Duration) string {
+func waitScreen(t *testing.T, c *stdioClient, id, want string, timeout time.Duration) string {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	var read struct{ Rows []string }
@@ -161,7 +161,7 @@ func waitScreen(t *testing.T, c *client, id, want string, timeout time.Duration)
 func TestTwoForwardersStartOneDaemon(t *testing.T) {
 	d := newDaemonEnv(t)
 	const n = 4
-	clients := make([]*client, n)
+	clients := make([]*stdioClient, n)
 	var wg sync.WaitGroup
 	for i := range clients {
 		wg.Add(1)
@@ -236,7 +236,7 @@ func TestDaemonKilledEndsItsAgents(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitGone(t, all, 10*time.Second)
-	for _, c := range []*client{a, b} {
+	for _, c := range []*stdioClient{a, b} {
 		done := make(chan struct{})
 		go func() { _ = c.cmd.Wait(); close(done) }()
 		select {
@@ -325,8 +325,8 @@ func TestForwarderChecksTheDaemonsVersion(t *testing.T) {
 }
 
 // standInDaemon answers each connection's hello as a daemon speaking
-// protocol, then hangs up.
-func standInDaemon(ln net.Listener, protocol int) {
+// protocol version speaks, then hangs up.
+func standInDaemon(ln net.Listener, speaks int) {
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
@@ -334,15 +334,15 @@ func standInDaemon(ln net.Listener, protocol int) {
 		}
 		go func() {
 			defer nc.Close()
-			body, err := rpc.ReadMessage(bufio.NewReader(nc))
+			body, err := protocol.ReadMessage(bufio.NewReader(nc))
 			if err != nil {
 				return
 			}
 			var req struct{ ID json.RawMessage }
 			_ = json.Unmarshal(body, &req)
 			reply, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": map[string]any{
-				"version": "99.0.0", "protocolVersion": protocol, "pid": os.Getpid(), "instance": "stand-in", "startedAt": ""}})
-			_ = rpc.WriteMessage(nc, reply)
+				"version": "99.0.0", "protocolVersion": speaks, "pid": os.Getpid(), "instance": "stand-in", "startedAt": ""}})
+			_ = protocol.WriteMessage(nc, reply)
 			_, _ = io.Copy(io.Discard, nc)
 		}()
 	}
@@ -374,7 +374,7 @@ func forwardOnce(t *testing.T, env []string, body string, extra ...string) rawRe
 	got := make(chan rawReply, 1)
 	go func() {
 		var r rawReply
-		if b, err := rpc.ReadMessage(bufio.NewReader(out)); err == nil {
+		if b, err := protocol.ReadMessage(bufio.NewReader(out)); err == nil {
 			_ = json.Unmarshal(b, &r)
 		}
 		got <- r

@@ -21,7 +21,7 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 
-	"github.com/agentd/agentd/rpc"
+	"github.com/agentd/agentd/rpc/protocol"
 )
 
 // cmdDemo shows agentd's whole idea in one command: it starts `agentd
@@ -50,7 +50,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer os.RemoveAll(run)
-	d := &demo{out: stdout, start: time.Now(), states: make(chan rpc.StateNotification, 64), socket: filepath.Join(run, "agentd.sock")}
+	d := &demo{out: stdout, start: time.Now(), states: make(chan protocol.StateNotification, 64), socket: filepath.Join(run, "agentd.sock")}
 	if err := d.connect(exe); err != nil {
 		fmt.Fprintln(stderr, "agentd demo:", err)
 		return 1
@@ -78,7 +78,7 @@ type demo struct {
 	cmd    *exec.Cmd
 	conn   *jsonrpc2.Conn
 	start  time.Time
-	states chan rpc.StateNotification
+	states chan protocol.StateNotification
 	mu     sync.Mutex
 }
 
@@ -97,14 +97,14 @@ func (d *demo) connect(exe string) error {
 	if err := d.cmd.Start(); err != nil {
 		return err
 	}
-	d.conn = jsonrpc2.NewConn(context.Background(), rpc.NewStream(stdout, in, in),
+	d.conn = jsonrpc2.NewConn(context.Background(), protocol.NewStream(stdout, in, in),
 		jsonrpc2.HandlerWithError(d.handle), jsonrpc2.SetLogger(log.New(io.Discard, "", 0)))
 	return nil
 }
 
 func (d *demo) handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) (any, error) {
-	if req.Method == rpc.NoteState && req.Params != nil {
-		var s rpc.StateNotification
+	if req.Method == protocol.NoteState && req.Params != nil {
+		var s protocol.StateNotification
 		if json.Unmarshal(*req.Params, &s) == nil {
 			d.states <- s
 		}
@@ -144,7 +144,7 @@ func words(state, outcome string) string {
 }
 
 // await prints states until one named want arrives.
-func (d *demo) await(want string) (rpc.StateNotification, error) {
+func (d *demo) await(want string) (protocol.StateNotification, error) {
 	timeout := time.After(20 * time.Second)
 	for {
 		select {
@@ -158,15 +158,15 @@ func (d *demo) await(want string) (rpc.StateNotification, error) {
 				return s, nil
 			}
 		case <-timeout:
-			return rpc.StateNotification{}, fmt.Errorf("no %q state within 20s", want)
+			return protocol.StateNotification{}, fmt.Errorf("no %q state within 20s", want)
 		}
 	}
 }
 
 func (d *demo) run(exe, answer string) error {
-	hello := rpc.InitializeParams{ClientInfo: &rpc.ClientInfo{Name: "agentd demo"}}
-	var init rpc.InitializeResult
-	if err := d.call(rpc.MethodInitialize, hello, &init); err != nil {
+	hello := protocol.InitializeParams{ClientInfo: &protocol.ClientInfo{Name: "agentd demo"}}
+	var init protocol.InitializeResult
+	if err := d.call(protocol.MethodInitialize, hello, &init); err != nil {
 		return err
 	}
 	d.say("agentd %s is up: `agentd --stdio` (what an editor starts, pid %d) forwards JSON-RPC to the daemon (pid %d), which owns every session; it knows %d agents", init.ServerInfo.Version, d.cmd.Process.Pid, init.Daemon.Pid, len(init.Agents))
@@ -175,16 +175,16 @@ func (d *demo) run(exe, answer string) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	var sess rpc.Session
-	if err := d.call(rpc.MethodSpawn, rpc.SpawnParams{Argv: []string{exe, "demo-agent"}, Cwd: dir, Cols: 100, Rows: 30}, &sess); err != nil {
+	var sess protocol.Session
+	if err := d.call(protocol.MethodSpawn, protocol.SpawnParams{Argv: []string{exe, "demo-agent"}, Cwd: dir, Cols: 100, Rows: 30}, &sess); err != nil {
 		return err
 	}
 	d.say("spawned the demo agent in a PTY: session %s, pid %d, recognised as %q", sess.SessionID, sess.Pid, sess.Agent)
 	if _, err := d.await("idle"); err != nil {
 		return err
 	}
-	d.say("%s: typing a task for the agent", rpc.MethodSend)
-	if err := d.call(rpc.MethodSend, rpc.SendParams{SessionID: sess.SessionID, Text: "Add a NOTES.md file", Submit: true}, nil); err != nil {
+	d.say("%s: typing a task for the agent", protocol.MethodSend)
+	if err := d.call(protocol.MethodSend, protocol.SendParams{SessionID: sess.SessionID, Text: "Add a NOTES.md file", Submit: true}, nil); err != nil {
 		return err
 	}
 	if _, err := d.await("working"); err != nil {
@@ -196,15 +196,15 @@ func (d *demo) run(exe, answer string) error {
 	if err := d.connect(exe); err != nil {
 		return err
 	}
-	if err := d.call(rpc.MethodInitialize, hello, nil); err != nil {
+	if err := d.call(protocol.MethodInitialize, hello, nil); err != nil {
 		return err
 	}
-	var list rpc.ListResult
-	if err := d.call(rpc.MethodList, nil, &list); err != nil {
+	var list protocol.ListResult
+	if err := d.call(protocol.MethodList, nil, &list); err != nil {
 		return err
 	}
 	for _, s := range list.Sessions {
-		d.say("%s: %s is still there and %s", rpc.MethodList, s.SessionID, words(s.State, s.Outcome))
+		d.say("%s: %s is still there and %s", protocol.MethodList, s.SessionID, words(s.State, s.Outcome))
 	}
 	blocked, err := d.awaitPrompt(list.Sessions, sess.SessionID)
 	if err != nil {
@@ -214,14 +214,14 @@ func (d *demo) run(exe, answer string) error {
 	for _, o := range blocked.Prompt.Options {
 		d.say("    option %s: %s", o.ID, o.Label)
 	}
-	err = d.call(rpc.MethodSend, rpc.SendParams{SessionID: sess.SessionID, Text: "y", Submit: true}, nil)
+	err = d.call(protocol.MethodSend, protocol.SendParams{SessionID: sess.SessionID, Text: "y", Submit: true}, nil)
 	var rpcErr *jsonrpc2.Error
 	if errors.As(err, &rpcErr) {
-		d.say("%s while blocked is refused (code %d): %s", rpc.MethodSend, rpcErr.Code, rpcErr.Message)
+		d.say("%s while blocked is refused (code %d): %s", protocol.MethodSend, rpcErr.Code, rpcErr.Message)
 	}
-	d.say("%s: choosing option %s on prompt %s", rpc.MethodAnswer, answer, blocked.Prompt.ID)
-	var res rpc.AnswerResult
-	if err := d.call(rpc.MethodAnswer, rpc.AnswerParams{SessionID: sess.SessionID, PromptID: blocked.Prompt.ID, OptionID: answer}, &res); err != nil {
+	d.say("%s: choosing option %s on prompt %s", protocol.MethodAnswer, answer, blocked.Prompt.ID)
+	var res protocol.AnswerResult
+	if err := d.call(protocol.MethodAnswer, protocol.AnswerParams{SessionID: sess.SessionID, PromptID: blocked.Prompt.ID, OptionID: answer}, &res); err != nil {
 		return err
 	}
 	d.say("the answer was typed; the agent is now %s", res.State)
@@ -229,16 +229,16 @@ func (d *demo) run(exe, answer string) error {
 	if err != nil {
 		return err
 	}
-	d.say("%s: the person looked at it", rpc.MethodSeen)
-	if err := d.call(rpc.MethodSeen, rpc.SessionRef{SessionID: sess.SessionID}, nil); err != nil {
+	d.say("%s: the person looked at it", protocol.MethodSeen)
+	if err := d.call(protocol.MethodSeen, protocol.SessionRef{SessionID: sess.SessionID}, nil); err != nil {
 		return err
 	}
 	if _, err := d.await("idle"); err != nil {
 		return err
 	}
-	var screen rpc.ReadResult
-	if err := d.call(rpc.MethodRead, rpc.SessionRef{SessionID: sess.SessionID}, &screen); err == nil {
-		d.say("the agent's screen now (%s):", rpc.MethodRead)
+	var screen protocol.ReadResult
+	if err := d.call(protocol.MethodRead, protocol.SessionRef{SessionID: sess.SessionID}, &screen); err == nil {
+		d.say("the agent's screen now (%s):", protocol.MethodRead)
 		for _, r := range screen.Rows {
 			if strings.TrimSpace(r) != "" {
 				d.mu.Lock()
@@ -247,15 +247,15 @@ func (d *demo) run(exe, answer string) error {
 			}
 		}
 	}
-	d.say("%s: ending the agent (only a person's kill or the agent itself ends a session)", rpc.MethodKill)
-	if err := d.call(rpc.MethodKill, rpc.KillParams{SessionID: sess.SessionID}, nil); err != nil {
+	d.say("%s: ending the agent (only a person's kill or the agent itself ends a session)", protocol.MethodKill)
+	if err := d.call(protocol.MethodKill, protocol.KillParams{SessionID: sess.SessionID}, nil); err != nil {
 		return err
 	}
 	if _, err := d.await("exited"); err != nil {
 		return err
 	}
-	d.say("%s: ending the demo's daemon (your own daemon, if one runs, was not touched)", rpc.MethodStop)
-	if err := d.call(rpc.MethodStop, rpc.StopParams{}, nil); err != nil {
+	d.say("%s: ending the demo's daemon (your own daemon, if one runs, was not touched)", protocol.MethodStop)
+	if err := d.call(protocol.MethodStop, protocol.StopParams{}, nil); err != nil {
 		return err
 	}
 	d.say("demo complete: the turn ended %s. Editors get the same stream: see docs/protocol.md; try `agentd run -- bash` and `agentd ls`", done.Outcome)
@@ -264,10 +264,10 @@ func (d *demo) run(exe, answer string) error {
 
 // awaitPrompt returns the session's prompt: from the list when it is
 // already blocked there with its options, else from the states that follow.
-func (d *demo) awaitPrompt(list []rpc.Session, id string) (rpc.StateNotification, error) {
+func (d *demo) awaitPrompt(list []protocol.Session, id string) (protocol.StateNotification, error) {
 	for _, s := range list {
 		if s.SessionID == id && s.State == "blocked" && s.Prompt != nil && len(s.Prompt.Options) > 0 {
-			return rpc.StateNotification{SessionID: s.SessionID, State: s.State, Prompt: s.Prompt}, nil
+			return protocol.StateNotification{SessionID: s.SessionID, State: s.State, Prompt: s.Prompt}, nil
 		}
 	}
 	for {
@@ -294,6 +294,6 @@ func (d *demo) disconnect() {
 // stop ends the demo's daemon and whatever it still hosts (after a
 // failure, the demo agent), then the window.
 func (d *demo) stop() {
-	_ = d.call(rpc.MethodStop, rpc.StopParams{Force: true}, nil)
+	_ = d.call(protocol.MethodStop, protocol.StopParams{Force: true}, nil)
 	d.disconnect()
 }

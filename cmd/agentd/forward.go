@@ -20,6 +20,8 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/agentd/agentd/rpc"
+	"github.com/agentd/agentd/rpc/client"
+	"github.com/agentd/agentd/rpc/protocol"
 )
 
 // The forwarder is `agentd --stdio` without --private: the editor's
@@ -55,7 +57,7 @@ func forward(o forwardOptions, stdin io.Reader, stdout, stderr io.Writer) int {
 			nc, err = dialDaemon(path)
 		}
 		if err != nil && canStart(err) {
-			err = &jsonrpc2.Error{Code: rpc.CodeNoDaemon, Message: fmt.Sprintf("no agentd daemon is running (nothing listens on %s), and --no-start starts none", path)}
+			err = &jsonrpc2.Error{Code: protocol.CodeNoDaemon, Message: fmt.Sprintf("no agentd daemon is running (nothing listens on %s), and --no-start starts none", path)}
 		}
 	} else {
 		nc, err = connectDaemon(path, o.flags, o.idle)
@@ -88,8 +90,8 @@ func forward(o forwardOptions, stdin io.Reader, stdout, stderr io.Writer) int {
 			return refuseEditor(stdin, stdout, stderr, err)
 		}
 	}
-	if hello.ProtocolVersion != rpc.ProtocolVersion {
-		err := rpc.IncompatibleError(hello.Daemon, version)
+	if hello.ProtocolVersion != protocol.ProtocolVersion {
+		err := client.IncompatibleError(hello.Daemon, version)
 		log.Error("forwarder: incompatible daemon", "err", err)
 		return refuseEditor(stdin, stdout, stderr, err)
 	}
@@ -102,19 +104,19 @@ func forward(o forwardOptions, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // sayHello sends the hello and reads up to its answer; anything the daemon
 // sends before it (notifications) goes on to the editor.
-func sayHello(nc net.Conn, r *bufio.Reader, stdout io.Writer, cooldown time.Duration) (rpc.HelloResult, error) {
+func sayHello(nc net.Conn, r *bufio.Reader, stdout io.Writer, cooldown time.Duration) (protocol.HelloResult, error) {
 	cwd, _ := os.Getwd()
-	params := rpc.HelloParams{Version: version, ProtocolVersion: rpc.ProtocolVersion, Pid: os.Getpid(), Cwd: cwd, Env: os.Environ(), CooldownMs: cooldown.Milliseconds()}
-	req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": helloID, "method": rpc.MethodHello, "params": params})
-	if err := rpc.WriteMessage(nc, req); err != nil {
-		return rpc.HelloResult{}, err
+	params := protocol.HelloParams{Version: version, ProtocolVersion: protocol.ProtocolVersion, Pid: os.Getpid(), Cwd: cwd, Env: os.Environ(), CooldownMs: cooldown.Milliseconds()}
+	req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": helloID, "method": protocol.MethodHello, "params": params})
+	if err := protocol.WriteMessage(nc, req); err != nil {
+		return protocol.HelloResult{}, err
 	}
 	_ = nc.SetReadDeadline(time.Now().Add(30 * time.Second))
 	defer nc.SetReadDeadline(time.Time{})
 	for {
-		body, err := rpc.ReadMessage(r)
+		body, err := protocol.ReadMessage(r)
 		if err != nil {
-			return rpc.HelloResult{}, fmt.Errorf("the daemon did not answer hello: %w", err)
+			return protocol.HelloResult{}, fmt.Errorf("the daemon did not answer hello: %w", err)
 		}
 		var msg struct {
 			ID     json.RawMessage `json:"id"`
@@ -125,20 +127,20 @@ func sayHello(nc net.Conn, r *bufio.Reader, stdout io.Writer, cooldown time.Dura
 			} `json:"error"`
 		}
 		if json.Unmarshal(body, &msg) != nil || string(msg.ID) != `"`+helloID+`"` {
-			if err := rpc.WriteMessage(stdout, body); err != nil {
-				return rpc.HelloResult{}, err
+			if err := protocol.WriteMessage(stdout, body); err != nil {
+				return protocol.HelloResult{}, err
 			}
 			continue
 		}
 		if msg.Error != nil {
-			if msg.Error.Code == rpc.CodeMethodNotFound {
-				return rpc.HelloResult{}, rpc.OlderDaemonError(nc.RemoteAddr().String(), version)
+			if msg.Error.Code == protocol.CodeMethodNotFound {
+				return protocol.HelloResult{}, client.OlderDaemonError(nc.RemoteAddr().String(), version)
 			}
-			return rpc.HelloResult{}, fmt.Errorf("the daemon refused hello: %s", msg.Error.Message)
+			return protocol.HelloResult{}, fmt.Errorf("the daemon refused hello: %s", msg.Error.Message)
 		}
-		var res rpc.HelloResult
+		var res protocol.HelloResult
 		if err := json.Unmarshal(msg.Result, &res); err != nil {
-			return rpc.HelloResult{}, fmt.Errorf("the daemon's hello: %w", err)
+			return protocol.HelloResult{}, fmt.Errorf("the daemon's hello: %w", err)
 		}
 		return res, nil
 	}
@@ -199,7 +201,7 @@ func copyEditor(dst io.Writer, src io.Reader, exitSent *atomic.Bool) error {
 				Method string          `json:"method"`
 				ID     json.RawMessage `json:"id"`
 			}
-			if json.Unmarshal(body, &msg) == nil && msg.Method == "exit" && msg.ID == nil {
+			if json.Unmarshal(body, &msg) == nil && msg.Method == protocol.MethodExit && msg.ID == nil {
 				exitSent.Store(true)
 			}
 			if _, err := dst.Write(body); err != nil {
@@ -247,7 +249,7 @@ func readHeader(r *bufio.Reader) (raw []byte, length int, ok bool, err error) {
 		}
 		if strings.EqualFold(strings.TrimSpace(name), "Content-Length") {
 			n, err := strconv.Atoi(strings.TrimSpace(value))
-			if err != nil || n < 0 || n > rpc.MaxMessage {
+			if err != nil || n < 0 || n > protocol.MaxMessage {
 				return raw, 0, false, nil
 			}
 			length = n
@@ -263,13 +265,13 @@ func refuseEditor(stdin io.Reader, stdout, stderr io.Writer, err error) int {
 	if errors.As(err, &je) {
 		msg = je.Message
 	}
-	if je == nil || je.Code != rpc.CodeNoDaemon {
+	if je == nil || je.Code != protocol.CodeNoDaemon {
 		fmt.Fprintf(stderr, "agentd: %s\n", msg) // no daemon for --no-start is no news
 	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		body, rerr := rpc.ReadMessage(bufio.NewReader(stdin))
+		body, rerr := protocol.ReadMessage(bufio.NewReader(stdin))
 		if rerr != nil {
 			return
 		}
@@ -279,12 +281,12 @@ func refuseEditor(stdin io.Reader, stdout, stderr io.Writer, err error) int {
 		if json.Unmarshal(body, &req) != nil || len(req.ID) == 0 {
 			return
 		}
-		code := int64(rpc.CodeDaemonUnavailable)
+		code := int64(protocol.CodeDaemonUnavailable)
 		if je != nil {
 			code = je.Code
 		}
 		reply, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": req.ID, "error": map[string]any{"code": code, "message": "agentd: " + msg}})
-		_ = rpc.WriteMessage(stdout, reply)
+		_ = protocol.WriteMessage(stdout, reply)
 	}()
 	select {
 	case <-done:

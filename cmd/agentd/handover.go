@@ -23,6 +23,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agentd/agentd/rpc"
+	"github.com/agentd/agentd/rpc/protocol"
 	"github.com/agentd/agentd/sessions"
 )
 
@@ -142,15 +143,15 @@ func checkNewBinary(path string, auto bool) (newBinary, error) {
 		return nb, fmt.Errorf("agentd %s (%s) is older than this daemon's %s: a daemon never hands over to an older binary", info.Version, real, version)
 	case auto && order == 0:
 		return nb, fmt.Errorf("agentd %s is not newer than this daemon's %s", info.Version, version)
-	case auto && info.Protocol != rpc.ProtocolVersion:
-		return nb, fmt.Errorf("agentd %s speaks protocol %d and this daemon's clients %d: run agentd upgrade to switch by hand", info.Version, info.Protocol, rpc.ProtocolVersion)
+	case auto && info.Protocol != protocol.ProtocolVersion:
+		return nb, fmt.Errorf("agentd %s speaks protocol %d and this daemon's clients %d: run agentd upgrade to switch by hand", info.Version, info.Protocol, protocol.ProtocolVersion)
 	}
 	return nb, nil
 }
 
 // upgradeTo hands the daemon's sessions to the binary p names. It returns
 // only when the handover did not happen; every session then runs on.
-func upgradeTo(srv *rpc.Server, files *daemonFiles, log *slog.Logger, p rpc.UpgradeParams) error {
+func upgradeTo(srv *rpc.Server, files *daemonFiles, log *slog.Logger, p protocol.UpgradeParams) error {
 	if !upgrading.TryLock() {
 		return errors.New("another upgrade is under way")
 	}

@@ -29,7 +29,7 @@ import (
 // happened, and that daemon serves the sessions on (their agents are no
 // longer its children: see sessions.awaitNotChild). Once probation has
 // passed the watchdog exits; the new code, its parent, waits for that
-// before it reports the upgrade settled (rpc.UpgradeRecord.Settling).
+// before it reports the upgrade settled (protocol.UpgradeRecord.Settling).
 //
 // Why a watchdog and not the old daemon kept beside the new one: the
 // agents are the daemon process's children and their PTYs its

@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentd/agentd/rpc"
 	"github.com/agentd/agentd/rpc/hosts"
+	"github.com/agentd/agentd/rpc/protocol"
 )
 
 // Many machines, one view: config.toml's [[hosts]] names other machines,
@@ -86,7 +87,7 @@ func dialRemote(h rpc.HostEntry, start bool) (*cli, error) {
 	k := &cli{host: h.Name, arrived: make(chan struct{}, 1)}
 	ctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
 	defer cancel()
-	r, err := hosts.Dial(ctx, h, start, rpc.ClientInfo{Name: "agentd-cli", Version: version}, k.note)
+	r, err := hosts.Dial(ctx, h, start, protocol.ClientInfo{Name: "agentd-cli", Version: version}, k.note)
 	if errors.Is(err, hosts.ErrNoDaemon) {
 		return nil, fmt.Errorf("%w on host %s", errNoDaemon, h.Name)
 	}
@@ -122,13 +123,13 @@ func dialRef(socket, host, ref string, start bool, stderr io.Writer) (*cli, stri
 
 // hostReport is one host as `ls --all` and `agentd hosts` show it.
 type hostReport struct {
-	Name        string        `json:"name"`
-	Destination string        `json:"destination,omitempty"`
-	State       string        `json:"state"` // up, no daemon, unreachable
-	Error       string        `json:"error,omitempty"`
-	Version     string        `json:"version,omitempty"`
-	Sessions    []rpc.Session `json:"sessions"`
-	Millis      int64         `json:"ms"`
+	Name        string             `json:"name"`
+	Destination string             `json:"destination,omitempty"`
+	State       string             `json:"state"` // up, no daemon, unreachable
+	Error       string             `json:"error,omitempty"`
+	Version     string             `json:"version,omitempty"`
+	Sessions    []protocol.Session `json:"sessions"`
+	Millis      int64              `json:"ms"`
 }
 
 // Host states.
@@ -155,7 +156,7 @@ func reportHosts(socket string, list []rpc.HostEntry) []hostReport {
 }
 
 func reportHost(socket string, h rpc.HostEntry) (rep hostReport) {
-	rep = hostReport{Name: h.Name, Destination: h.SSH, Sessions: []rpc.Session{}}
+	rep = hostReport{Name: h.Name, Destination: h.SSH, Sessions: []protocol.Session{}}
 	if h.Local {
 		rep.Destination = "this machine"
 	}

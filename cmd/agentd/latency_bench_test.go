@@ -178,7 +178,7 @@ type timedNote struct {
 }
 
 // stateNotes returns a session's state notifications with their arrival.
-func (c *client) stateNotes(sessionID string) []timedNote {
+func (c *stdioClient) stateNotes(sessionID string) []timedNote {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var out []timedNote

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/rpc"
+	"github.com/agentd/agentd/rpc/protocol"
 )
 
 // The per-user daemon. It owns every session; editors (through the
@@ -118,7 +119,7 @@ func resumeServe(f *serverFlags, path string, idle time.Duration, fd int, handov
 	if err == nil {
 		files.ln, files.handed, err = listenerFrom(ho.Listener)
 	}
-	rec := rpc.UpgradeRecord{From: ho.FromVersion, To: ho.ToVersion, At: ho.At, Error: handoverErr,
+	rec := protocol.UpgradeRecord{From: ho.FromVersion, To: ho.ToVersion, At: ho.At, Error: handoverErr,
 		Settling: ho.WatchPid > 0 && ho.WatchPid != os.Getpid()}
 	if err == nil {
 		err = adoptGuarded(h.srv, ho.Server, rec)
@@ -157,7 +158,7 @@ func resumeServe(f *serverFlags, path string, idle time.Duration, fd int, handov
 
 // adoptGuarded adopts the handover's sessions; a panic in that is an
 // error, so the sessions can still be handed back.
-func adoptGuarded(srv *rpc.Server, snap rpc.ServerSnapshot, rec rpc.UpgradeRecord) (err error) {
+func adoptGuarded(srv *rpc.Server, snap rpc.ServerSnapshot, rec protocol.UpgradeRecord) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("internal error while adopting the sessions: %v", p)

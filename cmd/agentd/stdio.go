@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentd/agentd/rpc"
 	"github.com/agentd/agentd/rpc/hosts"
+	"github.com/agentd/agentd/rpc/protocol"
 	"github.com/agentd/agentd/sessions"
 )
 
@@ -138,9 +139,9 @@ func newHost(f *serverFlags, private bool, socket string, stderr io.Writer, keep
 	if !private {
 		cfg.Hosts = conf.Hosts
 		cfg.FollowHost = func(ctx context.Context, h rpc.HostEntry, f rpc.HostFollower) {
-			hosts.Follow(ctx, h, rpc.ClientInfo{Name: "agentd-desktop", Version: version}, f)
+			hosts.Follow(ctx, h, protocol.ClientInfo{Name: "agentd-desktop", Version: version}, f)
 		}
-		cfg.Upgrade = func(p rpc.UpgradeParams) error {
+		cfg.Upgrade = func(p protocol.UpgradeParams) error {
 			if h.files == nil {
 				return errors.New("this daemon is still starting")
 			}

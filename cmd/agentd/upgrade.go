@@ -15,6 +15,8 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/agentd/agentd/rpc"
+	"github.com/agentd/agentd/rpc/client"
+	"github.com/agentd/agentd/rpc/protocol"
 )
 
 // The client's side of a handover (handover.go has the daemon's): agentd
@@ -70,7 +72,7 @@ func upgradeBinary(flagValue string) (string, error) {
 
 // upgradeOutcome is a handover that happened.
 type upgradeOutcome struct {
-	before, after rpc.Daemon
+	before, after protocol.Daemon
 	sessions      int
 	took          time.Duration
 }
@@ -115,10 +117,10 @@ func requestUpgrade(socket, binary string, auto bool) (upgradeOutcome, error) {
 		return upgradeOutcome{}, err
 	}
 	before := c.Hello.Daemon
-	var list rpc.ListResult
-	_ = c.Call(context.Background(), rpc.MethodList, nil, &list)
+	var list protocol.ListResult
+	_ = c.Call(context.Background(), protocol.MethodList, nil, &list)
 	ctx, cancel := context.WithTimeout(context.Background(), upgradeAnswerLimit)
-	err = c.Call(ctx, rpc.MethodUpgrade, rpc.UpgradeParams{Binary: binary, Auto: auto}, nil)
+	err = c.Call(ctx, protocol.MethodUpgrade, protocol.UpgradeParams{Binary: binary, Auto: auto}, nil)
 	cancel()
 	c.Close()
 	var rpcErr *jsonrpc2.Error
@@ -134,7 +136,7 @@ func requestUpgrade(socket, binary string, auto bool) (upgradeOutcome, error) {
 	}
 	// The connection closed: the daemon's process is becoming the new code.
 	// The socket stays open across it, so the next hello waits for it.
-	var after rpc.Daemon
+	var after protocol.Daemon
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		c, err := helloDaemon(socket)
@@ -183,7 +185,7 @@ func requestUpgrade(socket, binary string, auto bool) (upgradeOutcome, error) {
 }
 
 // helloDaemon connects and says hello, starting no daemon.
-func helloDaemon(socket string) (*rpc.Client, error) {
+func helloDaemon(socket string) (*client.Client, error) {
 	nc, err := dialDaemon(socket)
 	if err != nil {
 		return nil, err
@@ -191,21 +193,21 @@ func helloDaemon(socket string) (*rpc.Client, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cwd, _ := os.Getwd()
-	return rpc.NewClient(ctx, nc, rpc.HelloParams{Version: version, ProtocolVersion: rpc.ProtocolVersion, Pid: os.Getpid(), Cwd: cwd}, nil)
+	return client.NewClient(ctx, nc, protocol.HelloParams{Version: version, ProtocolVersion: protocol.ProtocolVersion, Pid: os.Getpid(), Cwd: cwd}, nil)
 }
 
 // wantsUpgrade says whether a client of this build should ask the daemon
 // d to hand over to it: d is older by version, speaks the same protocol,
 // and nobody turned it off.
-func wantsUpgrade(d rpc.Daemon) bool {
-	return os.Getenv(envAutoUpgrade) != "0" && !d.Private && d.ProtocolVersion == rpc.ProtocolVersion &&
+func wantsUpgrade(d protocol.Daemon) bool {
+	return os.Getenv(envAutoUpgrade) != "0" && !d.Private && d.ProtocolVersion == protocol.ProtocolVersion &&
 		rpc.CompareVersions(version, d.Version) > 0
 }
 
 // autoUpgrade upgrades the daemon at socket to this binary, telling
 // stderr what happened. A refusal is not an error: the older daemon
 // serves on.
-func autoUpgrade(socket string, d rpc.Daemon, stderr io.Writer) {
+func autoUpgrade(socket string, d protocol.Daemon, stderr io.Writer) {
 	self, err := upgradeBinary("")
 	if err == nil {
 		var out upgradeOutcome

@@ -479,7 +479,7 @@ func BenchmarkUpgrade50Sessions(b *testing.B) {
 
 // blockedDemo starts the demo agent of bin through c and gives it a task,
 // returning it blocked on its prompt, and where c's notifications are.
-func blockedDemo(t *testing.T, c *client, bin string) (spawned, stateNote, int) {
+func blockedDemo(t *testing.T, c *stdioClient, bin string) (spawned, stateNote, int) {
 	t.Helper()
 	var demo spawned
 	c.mustCall("session/spawn", map[string]any{"argv": []string{bin, "demo-agent"}, "cwd": t.TempDir(), "name": "demo", "cols": 80, "rows": 24}, &demo)

@@ -10,7 +10,7 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/agentd/agentd/rpc"
+	"github.com/agentd/agentd/rpc/protocol"
 )
 
 // version and commit are stamped at build time: make build and make dist
@@ -67,7 +67,7 @@ type versionInfo struct {
 }
 
 func currentVersion() versionInfo {
-	return versionInfo{Version: version, Commit: commit, Protocol: rpc.ProtocolVersion,
+	return versionInfo{Version: version, Commit: commit, Protocol: protocol.ProtocolVersion,
 		OS: runtime.GOOS, Arch: runtime.GOARCH, Go: runtime.Version(), Handover: handoverFormat}
 }
 
@@ -95,7 +95,7 @@ func cmdVersion(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "version", err)
 	}
-	var d *rpc.Daemon
+	var d *protocol.Daemon
 	c, err := helloDaemon(path)
 	switch {
 	case err == nil:
@@ -106,8 +106,8 @@ func cmdVersion(args []string, stdout, stderr io.Writer) int {
 	}
 	if *asJSON {
 		b, _ := json.Marshal(struct {
-			Client versionInfo `json:"client"`
-			Daemon *rpc.Daemon `json:"daemon"` // null: none runs
+			Client versionInfo      `json:"client"`
+			Daemon *protocol.Daemon `json:"daemon"` // null: none runs
 		}{v, d})
 		fmt.Fprintf(stdout, "%s\n", b)
 		return exitOK

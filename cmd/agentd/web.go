@@ -23,7 +23,9 @@ import (
 
 	"github.com/agentd/agentd/editors/web"
 	"github.com/agentd/agentd/rpc"
+	"github.com/agentd/agentd/rpc/client"
 	"github.com/agentd/agentd/rpc/hosts"
+	"github.com/agentd/agentd/rpc/protocol"
 )
 
 // webTokenPath is where agentd web keeps its access token (0600).
@@ -312,7 +314,7 @@ func webMachines(socket string, list []rpc.HostEntry) []web.Machine {
 	for _, h := range list {
 		if h.Local {
 			dial := webDial(socket)
-			out = append(out, web.Machine{Name: h.Name, Dial: func(ctx context.Context, onNote func(rpc.Notification)) (*rpc.Client, error) {
+			out = append(out, web.Machine{Name: h.Name, Dial: func(ctx context.Context, onNote func(client.Notification)) (*client.Client, error) {
 				c, err := dial(ctx, onNote)
 				if err != nil && canStart(err) {
 					err = fmt.Errorf("%w (%v)", web.ErrNoDaemon, err)
@@ -321,12 +323,12 @@ func webMachines(socket string, list []rpc.HostEntry) []web.Machine {
 			}})
 			continue
 		}
-		out = append(out, web.Machine{Name: h.Name, Remote: true, Dial: func(ctx context.Context, onNote func(rpc.Notification)) (*rpc.Client, error) {
+		out = append(out, web.Machine{Name: h.Name, Remote: true, Dial: func(ctx context.Context, onNote func(client.Notification)) (*client.Client, error) {
 			ctx, cancel := context.WithTimeout(ctx, dialTimeout)
 			defer cancel()
 			// Background: the page watches; it keeps no idle daemon there
 			// running.
-			r, err := hosts.Dial(ctx, h, false, rpc.ClientInfo{Name: "agentd-web", Version: version, Background: true}, onNote)
+			r, err := hosts.Dial(ctx, h, false, protocol.ClientInfo{Name: "agentd-web", Version: version, Background: true}, onNote)
 			if errors.Is(err, hosts.ErrNoDaemon) {
 				return nil, web.ErrNoDaemon
 			}
@@ -342,22 +344,22 @@ func webMachines(socket string, list []rpc.HostEntry) []web.Machine {
 // webDial connects the page server to the daemon as the CLI does, never
 // starting one: the page says when none runs.
 func webDial(socket string) web.DialFunc {
-	return func(ctx context.Context, onNote func(rpc.Notification)) (*rpc.Client, error) {
+	return func(ctx context.Context, onNote func(client.Notification)) (*client.Client, error) {
 		nc, err := dialDaemon(socket)
 		if err != nil {
 			return nil, err
 		}
 		cwd, _ := os.Getwd()
-		hello := rpc.HelloParams{Version: version, ProtocolVersion: rpc.ProtocolVersion, Pid: os.Getpid(), Cwd: cwd}
+		hello := protocol.HelloParams{Version: version, ProtocolVersion: protocol.ProtocolVersion, Pid: os.Getpid(), Cwd: cwd}
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		c, err := rpc.NewClient(cctx, nc, hello, onNote)
+		c, err := client.NewClient(cctx, nc, hello, onNote)
 		if err != nil {
 			_ = nc.Close()
 			return nil, err
 		}
-		var init rpc.InitializeResult
-		if err := c.Call(cctx, "initialize", rpc.InitializeParams{ClientInfo: &rpc.ClientInfo{Name: "agentd-web", Version: version}}, &init); err != nil {
+		var init protocol.InitializeResult
+		if err := c.Call(cctx, protocol.MethodInitialize, protocol.InitializeParams{ClientInfo: &protocol.ClientInfo{Name: "agentd-web", Version: version}}, &init); err != nil {
 			c.Close()
 			return nil, err
 		}

@@ -10,12 +10,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentd/agentd/detect"
-	"github.com/agentd/agentd/rpc"
+	"github.com/agentd/agentd/rpc/client"
+	"github.com/agentd/agentd/rpc/protocol"
 )
 
 // DialFunc connects to the daemon; onNote receives its notifications.
-type DialFunc func(ctx context.Context, onNote func(rpc.Notification)) (*rpc.Client, error)
+type DialFunc func(ctx context.Context, onNote func(client.Notification)) (*client.Client, error)
 
 // Machine is one host of a page that shows several (agentd web --hosts):
 // this machine's daemon, or another's reached over ssh.
@@ -84,11 +84,11 @@ type hostConn struct {
 	name     string
 	dial     DialFunc
 	remote   bool
-	client   *rpc.Client
+	client   *client.Client
 	state    string
 	lastErr  string
 	retryAt  time.Time
-	sessions map[string]rpc.Session
+	sessions map[string]protocol.Session
 }
 
 // bridge is the page server's connections to the daemons (one, or one per
@@ -152,20 +152,20 @@ func (b *bridge) flush() {
 // or process ids leave the machine.
 type pageSession struct {
 	// Host is the session's host with --hosts ("" and left out without).
-	Host      string         `json:"host,omitempty"`
-	SessionID string         `json:"sessionId"`
-	Name      string         `json:"name"`
-	Agent     string         `json:"agent"`
-	Cwd       string         `json:"cwd"`
-	State     string         `json:"state"`
-	Outcome   string         `json:"outcome,omitempty"`
-	Reason    string         `json:"reason"`
-	Since     string         `json:"since"`
-	Prompt    *detect.Prompt `json:"prompt,omitempty"`
-	Message   string         `json:"message,omitempty"`
+	Host      string           `json:"host,omitempty"`
+	SessionID string           `json:"sessionId"`
+	Name      string           `json:"name"`
+	Agent     string           `json:"agent"`
+	Cwd       string           `json:"cwd"`
+	State     string           `json:"state"`
+	Outcome   string           `json:"outcome,omitempty"`
+	Reason    string           `json:"reason"`
+	Since     string           `json:"since"`
+	Prompt    *protocol.Prompt `json:"prompt,omitempty"`
+	Message   string           `json:"message,omitempty"`
 }
 
-func summary(host string, s rpc.Session) pageSession {
+func summary(host string, s protocol.Session) pageSession {
 	return pageSession{Host: host, SessionID: s.SessionID, Name: s.Name, Agent: s.Agent, Cwd: s.Cwd, State: s.State,
 		Outcome: s.Outcome, Reason: s.Reason, Since: s.Since, Prompt: s.Prompt, Message: s.Message}
 }
@@ -192,7 +192,7 @@ func newBridge(dial DialFunc, machines []Machine, log *slog.Logger) *bridge {
 		b.multi = true
 	}
 	for _, m := range machines {
-		h := &hostConn{name: m.Name, dial: m.Dial, remote: m.Remote, state: hostConnecting, sessions: map[string]rpc.Session{}}
+		h := &hostConn{name: m.Name, dial: m.Dial, remote: m.Remote, state: hostConnecting, sessions: map[string]protocol.Session{}}
 		b.hosts = append(b.hosts, h)
 		b.byName[m.Name] = h
 	}
@@ -239,7 +239,7 @@ func (b *bridge) run(ctx context.Context, h *hostConn, ready chan<- error) {
 	first := true
 	delay := retryMin
 	for {
-		c, err := h.dial(ctx, func(n rpc.Notification) { b.note(h, n) })
+		c, err := h.dial(ctx, func(n client.Notification) { b.note(h, n) })
 		if err == nil {
 			delay = retryMin
 			b.connectedTo(ctx, h, c)
@@ -295,7 +295,7 @@ func (b *bridge) run(ctx context.Context, h *hostConn, ready chan<- error) {
 	}
 }
 
-func (b *bridge) connectedTo(ctx context.Context, h *hostConn, c *rpc.Client) {
+func (b *bridge) connectedTo(ctx context.Context, h *hostConn, c *client.Client) {
 	b.mu.Lock()
 	h.client, h.state, h.lastErr = c, hostUp, ""
 	var watched []key
@@ -334,7 +334,7 @@ func (e errHostDown) Error() string {
 func (b *bridge) call(ctx context.Context, host, method string, params, result any) error {
 	b.mu.Lock()
 	h := b.byName[host]
-	var c *rpc.Client
+	var c *client.Client
 	var down errHostDown
 	if h != nil {
 		c = h.client
@@ -356,13 +356,13 @@ var errNoDaemon = errors.New("not connected to the agentd daemon (is it running?
 
 // relist replaces a host's sessions with session/list's and sends them to every page.
 func (b *bridge) relist(ctx context.Context, h *hostConn) {
-	var res rpc.ListResult
-	if err := b.call(ctx, h.name, "session/list", nil, &res); err != nil {
+	var res protocol.ListResult
+	if err := b.call(ctx, h.name, protocol.MethodList, nil, &res); err != nil {
 		b.log.Warn("web: session/list", "host", h.name, "err", err)
 		return
 	}
 	b.mu.Lock()
-	h.sessions = map[string]rpc.Session{}
+	h.sessions = map[string]protocol.Session{}
 	for _, s := range res.Sessions {
 		h.sessions[s.SessionID] = s
 	}
@@ -438,10 +438,10 @@ func (b *bridge) broadcastDaemon() {
 
 // note handles a host's daemon notification on the connection's
 // goroutine: quick, and never blocking on a page.
-func (b *bridge) note(h *hostConn, n rpc.Notification) {
+func (b *bridge) note(h *hostConn, n client.Notification) {
 	switch n.Method {
-	case "session/state":
-		var st rpc.StateNotification
+	case protocol.NoteState:
+		var st protocol.StateNotification
 		if json.Unmarshal(n.Params, &st) != nil {
 			return
 		}
@@ -459,10 +459,10 @@ func (b *bridge) note(h *hostConn, n rpc.Notification) {
 			return
 		}
 		b.changed(key{h.name, st.SessionID})
-	case "session/exited":
+	case protocol.NoteExited:
 		go b.relist(context.Background(), h)
-	case "session/output":
-		var o rpc.OutputNotification
+	case protocol.NoteOutput:
+		var o protocol.OutputNotification
 		if json.Unmarshal(n.Params, &o) != nil {
 			return
 		}
@@ -515,7 +515,7 @@ func (b *bridge) open(ctx context.Context, wk key) *stream {
 	if wk.id != "" {
 		w := b.watches[wk]
 		if w == nil {
-			var sess rpc.Session
+			var sess protocol.Session
 			if h := b.byName[wk.host]; h != nil {
 				sess = h.sessions[wk.id]
 			}
@@ -566,7 +566,7 @@ func (b *bridge) close(s *stream) {
 	if stop {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_ = b.call(ctx, s.watch.host, "session/subscribe", rpc.SubscribeParams{SessionID: s.watch.id, Output: false}, nil)
+		_ = b.call(ctx, s.watch.host, protocol.MethodSubscribe, protocol.SubscribeParams{SessionID: s.watch.id, Output: false}, nil)
 	}
 }
 
@@ -579,7 +579,7 @@ func (b *bridge) subscribe(ctx context.Context, k key) {
 		return
 	}
 	w.screen.reset()
-	if err := b.call(ctx, k.host, "session/subscribe", rpc.SubscribeParams{SessionID: k.id, Output: true}, nil); err != nil {
+	if err := b.call(ctx, k.host, protocol.MethodSubscribe, protocol.SubscribeParams{SessionID: k.id, Output: true}, nil); err != nil {
 		m := map[string]string{"sessionId": k.id, "error": errorMessage(err)}
 		if b.multi {
 			m["host"] = k.host

@@ -13,7 +13,7 @@ import (
 
 	"github.com/agentd/agentd/fixtures/fakemodel"
 	"github.com/agentd/agentd/fixtures/lab"
-	"github.com/agentd/agentd/rpc"
+	"github.com/agentd/agentd/rpc/protocol"
 )
 
 // TestBrowserEndToEnd is the page in a real Chromium against the real
@@ -56,14 +56,14 @@ func TestBrowserEndToEnd(t *testing.T) {
 	// CI=true (which .ci/run has) makes Claude Code draw without colour,
 	// and the colour of its screen on the page is part of what is checked.
 	env["CI"] = nil
-	var claude rpc.Session
+	var claude protocol.Session
 	if err := d.c.Call(context.Background(), "session/spawn", map[string]any{"argv": l.Argv, "cwd": ld.Work, "env": env,
 		"cols": 100, "rows": 30, "name": "Claude Code"}, &claude); err != nil {
 		t.Fatal(err)
 	}
 	d.blockDemo(demo)
 	d.waitState(claude.SessionID, "idle")
-	if err := d.c.Call(context.Background(), "runtime_send", rpc.SendParams{SessionID: claude.SessionID, Text: "please make a file", Submit: true}, nil); err != nil {
+	if err := d.c.Call(context.Background(), "runtime_send", protocol.SendParams{SessionID: claude.SessionID, Text: "please make a file", Submit: true}, nil); err != nil {
 		t.Fatal(err)
 	}
 	d.waitState(claude.SessionID, "blocked")

@@ -19,7 +19,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/rpc"
+	"github.com/agentd/agentd/rpc/client"
+	"github.com/agentd/agentd/rpc/protocol"
 )
 
 // These tests run the page server's real handler against a real agentd
@@ -66,10 +67,10 @@ type daemon struct {
 	t      testing.TB
 	socket string
 	env    []string
-	c      *rpc.Client
+	c      *client.Client
 
 	mu     sync.Mutex
-	states []rpc.StateNotification
+	states []protocol.StateNotification
 	poke   chan struct{}
 }
 
@@ -115,18 +116,18 @@ func startDaemon(t testing.TB) (*daemon, string) {
 	id := strings.TrimSpace(string(out))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	d.c, err = rpc.Dial(ctx, d.socket, rpc.HelloParams{Version: "test", Pid: os.Getpid()}, d.note)
+	d.c, err = client.Dial(ctx, d.socket, protocol.HelloParams{Version: "test", Pid: os.Getpid()}, d.note)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return d, id
 }
 
-func (d *daemon) note(n rpc.Notification) {
+func (d *daemon) note(n client.Notification) {
 	if n.Method != "session/state" {
 		return
 	}
-	var st rpc.StateNotification
+	var st protocol.StateNotification
 	if json.Unmarshal(n.Params, &st) == nil {
 		d.mu.Lock()
 		d.states = append(d.states, st)
@@ -140,11 +141,11 @@ func (d *daemon) note(n rpc.Notification) {
 
 // waitState waits until the session is in state (as session/list says,
 // then as notifications say), and returns it.
-func (d *daemon) waitState(id, state string) rpc.Session {
+func (d *daemon) waitState(id, state string) protocol.Session {
 	d.t.Helper()
 	deadline := time.After(60 * time.Second)
 	for {
-		var l rpc.ListResult
+		var l protocol.ListResult
 		if err := d.c.Call(context.Background(), "session/list", nil, &l); err != nil {
 			d.t.Fatal(err)
 		}
@@ -166,23 +167,23 @@ func (d *daemon) waitState(id, state string) rpc.Session {
 }
 
 // blockDemo gives the demo agent a task and waits for its permission prompt.
-func (d *daemon) blockDemo(id string) rpc.Session {
+func (d *daemon) blockDemo(id string) protocol.Session {
 	d.t.Helper()
 	d.waitState(id, "idle")
-	if err := d.c.Call(context.Background(), "runtime_send", rpc.SendParams{SessionID: id, Text: "make notes", Submit: true}, nil); err != nil {
+	if err := d.c.Call(context.Background(), "runtime_send", protocol.SendParams{SessionID: id, Text: "make notes", Submit: true}, nil); err != nil {
 		d.t.Fatal(err)
 	}
 	return d.waitState(id, "blocked")
 }
 
 func (d *daemon) dial() DialFunc {
-	return func(ctx context.Context, onNote func(rpc.Notification)) (*rpc.Client, error) {
-		c, err := rpc.Dial(ctx, d.socket, rpc.HelloParams{Version: "test", Pid: os.Getpid()}, onNote)
+	return func(ctx context.Context, onNote func(client.Notification)) (*client.Client, error) {
+		c, err := client.Dial(ctx, d.socket, protocol.HelloParams{Version: "test", Pid: os.Getpid()}, onNote)
 		if err != nil {
 			return nil, err
 		}
-		var init rpc.InitializeResult
-		if err := c.Call(ctx, "initialize", rpc.InitializeParams{ClientInfo: &rpc.ClientInfo{Name: "agentd-web-test"}}, &init); err != nil {
+		var init protocol.InitializeResult
+		if err := c.Call(ctx, "initialize", protocol.InitializeParams{ClientInfo: &protocol.ClientInfo{Name: "agentd-web-test"}}, &init); err != nil {
 			c.Close()
 			return nil, err
 		}
@@ -225,7 +226,7 @@ func newPage(t testing.TB, o pageOpts) *page {
 		t.Fatal(err)
 	}
 	if o.dial == nil {
-		o.dial = func(context.Context, func(rpc.Notification)) (*rpc.Client, error) {
+		o.dial = func(context.Context, func(client.Notification)) (*client.Client, error) {
 			return nil, errNoDaemon
 		}
 	}

@@ -10,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/rpc"
+	"github.com/agentd/agentd/rpc/client"
+	"github.com/agentd/agentd/rpc/protocol"
 )
 
 // hostsView is /api/sessions with --hosts.
@@ -70,10 +71,10 @@ func TestHostsAreKeptApart(t *testing.T) {
 	if bx.Prompt.ID == by.Prompt.ID {
 		t.Fatalf("the same promptId %s on both daemons", bx.Prompt.ID)
 	}
-	down := func(context.Context, func(rpc.Notification)) (*rpc.Client, error) {
+	down := func(context.Context, func(client.Notification)) (*client.Client, error) {
 		return nil, errors.New(`ssh: Could not resolve hostname <b>gone</b>: Name or service not known`)
 	}
-	none := func(context.Context, func(rpc.Notification)) (*rpc.Client, error) { return nil, ErrNoDaemon }
+	none := func(context.Context, func(client.Notification)) (*client.Client, error) { return nil, ErrNoDaemon }
 	p := newPage(t, pageOpts{machines: []Machine{
 		{Name: "x", Dial: dx.dial()}, {Name: "y", Dial: dy.dial(), Remote: true},
 		{Name: "gone", Dial: down, Remote: true}, {Name: "empty", Dial: none, Remote: true}}})
@@ -114,7 +115,7 @@ func TestHostsAreKeptApart(t *testing.T) {
 	res, out := answer("y", bx.Prompt.ID)
 	var e apiError
 	_ = json.Unmarshal([]byte(out), &e)
-	if res.StatusCode != http.StatusConflict || (e.Code != rpc.CodePromptStale && e.Code != rpc.CodeAlreadyAnswered) {
+	if res.StatusCode != http.StatusConflict || (e.Code != protocol.CodePromptStale && e.Code != protocol.CodeAlreadyAnswered) {
 		t.Fatalf("x's promptId for y's session: %d %s, want 409 -32021", res.StatusCode, out)
 	}
 	// x's own: x goes on, y still waits on its own prompt.
@@ -123,7 +124,7 @@ func TestHostsAreKeptApart(t *testing.T) {
 	}
 	dx.waitState(id, "done")
 	time.Sleep(300 * time.Millisecond)
-	var l rpc.ListResult
+	var l protocol.ListResult
 	if err := dy.c.Call(t.Context(), "session/list", nil, &l); err != nil {
 		t.Fatal(err)
 	}

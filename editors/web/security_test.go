@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/rpc"
+	"github.com/agentd/agentd/rpc/protocol"
 )
 
 // Each test here removes one guard's way round: it fails if that guard is
@@ -436,7 +436,7 @@ func TestReplayedPromptIsRefused(t *testing.T) {
 	if res.StatusCode != 200 {
 		t.Fatalf("first answer: %d %s", res.StatusCode, out)
 	}
-	var ans rpc.AnswerResult
+	var ans protocol.AnswerResult
 	_ = json.Unmarshal([]byte(out), &ans)
 	if ans.State == "blocked" {
 		t.Fatalf("first answer left it blocked: %s", out)
@@ -444,14 +444,14 @@ func TestReplayedPromptIsRefused(t *testing.T) {
 	res, out = p.post("/api/answer", body, csrf, nil)
 	var e apiError
 	_ = json.Unmarshal([]byte(out), &e)
-	if res.StatusCode != http.StatusConflict || (e.Code != rpc.CodePromptStale && e.Code != rpc.CodeAlreadyAnswered) || e.Error == "" {
+	if res.StatusCode != http.StatusConflict || (e.Code != protocol.CodePromptStale && e.Code != protocol.CodeAlreadyAnswered) || e.Error == "" {
 		t.Fatalf("replayed answer: %d %s, want 409 with -32021 or -32025 and the daemon's message", res.StatusCode, out)
 	}
 	// Nothing was typed: the demo agent went on to run its command and
 	// finish, with no second "1" in its draft.
 	done := d.waitState(id, "done")
-	var screen rpc.ReadResult
-	if err := d.c.Call(t.Context(), "session/read", rpc.SessionRef{SessionID: id}, &screen); err != nil {
+	var screen protocol.ReadResult
+	if err := d.c.Call(t.Context(), "session/read", protocol.SessionRef{SessionID: id}, &screen); err != nil {
 		t.Fatal(err)
 	}
 	if last := screen.Rows[len(screen.Rows)-1]; strings.Contains(strings.Join(screen.Rows, "\n"), "> 1") {
@@ -484,7 +484,7 @@ func TestInputNeedsAllowInput(t *testing.T) {
 	d.waitState(id, "blocked")
 	// While it waits on its prompt, typing is refused by the daemon's guard.
 	res, out = on.post("/api/send", body, on.csrf(), nil)
-	if res.StatusCode != http.StatusConflict || !strings.Contains(out, fmt.Sprint(rpc.CodeSessionBlocked)) {
+	if res.StatusCode != http.StatusConflict || !strings.Contains(out, fmt.Sprint(protocol.CodeSessionBlocked)) {
 		t.Fatalf("send while blocked: %d %s, want 409 -32020", res.StatusCode, out)
 	}
 	if !strings.Contains(on.logText(), "web: input") {
@@ -519,8 +519,8 @@ func TestPageHearsOfNewAndEndedSessions(t *testing.T) {
 		}
 		close(events)
 	}()
-	var s rpc.Session
-	if err := d.c.Call(t.Context(), "session/spawn", rpc.SpawnParams{Argv: []string{"sleep", "600"}, Cwd: t.TempDir(), Name: "late-comer"}, &s); err != nil {
+	var s protocol.Session
+	if err := d.c.Call(t.Context(), "session/spawn", protocol.SpawnParams{Argv: []string{"sleep", "600"}, Cwd: t.TempDir(), Name: "late-comer"}, &s); err != nil {
 		t.Fatal(err)
 	}
 	await := func(what string, ok func(string) bool) {
@@ -543,7 +543,7 @@ func TestPageHearsOfNewAndEndedSessions(t *testing.T) {
 		}
 	}
 	await("the new session", func(ev string) bool { return strings.Contains(ev, `"late-comer"`) })
-	if err := d.c.Call(t.Context(), "session/kill", rpc.KillParams{SessionID: s.SessionID, Signal: "KILL"}, nil); err != nil {
+	if err := d.c.Call(t.Context(), "session/kill", protocol.KillParams{SessionID: s.SessionID, Signal: "KILL"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	await("its end", func(ev string) bool {

@@ -27,7 +27,7 @@ import (
 	qrcode "github.com/skip2/go-qrcode"
 	"github.com/sourcegraph/jsonrpc2"
 
-	"github.com/agentd/agentd/rpc"
+	"github.com/agentd/agentd/rpc/protocol"
 )
 
 //go:embed static
@@ -609,7 +609,7 @@ func (s *Server) hostArgs(host string) []any {
 }
 
 func (s *Server) answer(w http.ResponseWriter, r *http.Request, body []byte) {
-	var p rpc.AnswerParams
+	var p protocol.AnswerParams
 	host, err := s.hostOf(body, &p)
 	if err != nil {
 		httpError(w, http.StatusBadRequest, err.Error())
@@ -624,8 +624,8 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, body []byte) {
 	// To the host it was shown for and no other: the promptId, which
 	// names that one appearance of that prompt (its question, options and
 	// subject, salted by its session), is checked there afresh.
-	var res rpc.AnswerResult
-	if err := s.b.call(r.Context(), host, "runtime_answer", p, &res); err != nil {
+	var res protocol.AnswerResult
+	if err := s.b.call(r.Context(), host, protocol.MethodAnswer, p, &res); err != nil {
 		s.o.Log.Info("web: answer refused", append(append(s.hostArgs(host), "session", p.SessionID, "err", errorMessage(err)), who(r)...)...)
 		rpcError(w, err)
 		return
@@ -634,7 +634,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, body []byte) {
 }
 
 func (s *Server) seen(w http.ResponseWriter, r *http.Request, body []byte) {
-	var p rpc.SessionRef
+	var p protocol.SessionRef
 	host, err := s.hostOf(body, &p)
 	if err != nil || p.SessionID == "" {
 		msg := "seen needs sessionId"
@@ -645,7 +645,7 @@ func (s *Server) seen(w http.ResponseWriter, r *http.Request, body []byte) {
 		return
 	}
 	s.o.Log.Info("web: seen", append(append(s.hostArgs(host), "session", p.SessionID), who(r)...)...)
-	if err := s.b.call(r.Context(), host, "session/seen", p, nil); err != nil {
+	if err := s.b.call(r.Context(), host, protocol.MethodSeen, p, nil); err != nil {
 		rpcError(w, err)
 		return
 	}
@@ -660,7 +660,7 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request, body []byte) {
 		httpError(w, http.StatusForbidden, "typing into agents is off: start agentd web with --allow-input")
 		return
 	}
-	var p rpc.SendParams
+	var p protocol.SendParams
 	host, err := s.hostOf(body, &p)
 	if err != nil || p.SessionID == "" || p.Text == "" {
 		msg := "send needs sessionId and text"
@@ -671,7 +671,7 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request, body []byte) {
 		return
 	}
 	s.o.Log.Info("web: input", append(append(s.hostArgs(host), "session", p.SessionID, "textBytes", len(p.Text), "submit", p.Submit), who(r)...)...)
-	if err := s.b.call(r.Context(), host, "runtime_send", p, nil); err != nil {
+	if err := s.b.call(r.Context(), host, protocol.MethodSend, p, nil); err != nil {
 		rpcError(w, err)
 		return
 	}
@@ -731,9 +731,9 @@ func rpcError(w http.ResponseWriter, err error) {
 	}
 	status := http.StatusConflict
 	switch e.Code {
-	case rpc.CodeSessionNotFound:
+	case protocol.CodeSessionNotFound:
 		status = http.StatusNotFound
-	case rpc.CodeInvalidParams, rpc.CodeOptionUnknown, rpc.CodeNotAnswerable:
+	case protocol.CodeInvalidParams, protocol.CodeOptionUnknown, protocol.CodeNotAnswerable:
 		status = http.StatusBadRequest
 	}
 	writeJSON(w, status, out)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/rpc"
+	"github.com/agentd/agentd/rpc/protocol"
 )
 
 // Backoff of Follow between attempts: from followFirst, doubling to
@@ -24,11 +25,11 @@ const (
 // none): f is told of each connection with the sessions listed, of every
 // notification on it, and of each loss, and Follow dials again after a
 // backoff.
-func Follow(ctx context.Context, h rpc.HostEntry, client rpc.ClientInfo, f rpc.HostFollower) {
-	client.Background = true
+func Follow(ctx context.Context, h rpc.HostEntry, who protocol.ClientInfo, f rpc.HostFollower) {
+	who.Background = true
 	wait := followFirst
 	for ctx.Err() == nil {
-		r, list, err := follow(ctx, h, client, f)
+		r, list, err := follow(ctx, h, who, f)
 		if err == nil {
 			wait = followFirst
 			f.Connected(r.Client, list)
@@ -54,15 +55,15 @@ func Follow(ctx context.Context, h rpc.HostEntry, client rpc.ClientInfo, f rpc.H
 }
 
 // follow dials h and lists its sessions.
-func follow(ctx context.Context, h rpc.HostEntry, client rpc.ClientInfo, f rpc.HostFollower) (*Remote, []rpc.Session, error) {
+func follow(ctx context.Context, h rpc.HostEntry, who protocol.ClientInfo, f rpc.HostFollower) (*Remote, []protocol.Session, error) {
 	dctx, cancel := context.WithTimeout(ctx, followDial)
 	defer cancel()
-	r, err := Dial(dctx, h, false, client, f.Note)
+	r, err := Dial(dctx, h, false, who, f.Note)
 	if err != nil {
 		return nil, nil, err
 	}
-	var list rpc.ListResult
-	if err := r.Call(dctx, rpc.MethodList, nil, &list); err != nil {
+	var list protocol.ListResult
+	if err := r.Call(dctx, protocol.MethodList, nil, &list); err != nil {
 		r.Close()
 		return nil, nil, err
 	}

@@ -20,6 +20,8 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/agentd/agentd/rpc"
+	"github.com/agentd/agentd/rpc/client"
+	"github.com/agentd/agentd/rpc/protocol"
 )
 
 // Argv is the ssh command that reaches h's agentd. start says whether the
@@ -44,21 +46,21 @@ func Argv(h rpc.HostEntry, start bool) []string {
 
 // Remote is a connection to another machine's agentd.
 type Remote struct {
-	*rpc.Client
+	*client.Client
 	Host rpc.HostEntry
 	// Init is what the daemon there said to initialize: its version, its
 	// agents.
-	Init rpc.InitializeResult
+	Init protocol.InitializeResult
 }
 
 // ErrNoDaemon: the machine answers, and no agentd daemon runs there.
 var ErrNoDaemon = errors.New("no agentd daemon runs there")
 
-// Dial runs ssh to h and initializes as client. The error says what went
+// Dial runs ssh to h and initializes as the client who. The error says what went
 // wrong: ssh's own last words where it ended (unreachable,
 // refused, no key), ErrNoDaemon where nothing runs there and start is
 // false, or no answer before ctx ends.
-func Dial(ctx context.Context, h rpc.HostEntry, start bool, client rpc.ClientInfo, onNote func(rpc.Notification)) (*Remote, error) {
+func Dial(ctx context.Context, h rpc.HostEntry, start bool, who protocol.ClientInfo, onNote func(client.Notification)) (*Remote, error) {
 	if h.Local || h.SSH == "" {
 		return nil, errors.New("not a host reached over ssh")
 	}
@@ -91,10 +93,10 @@ func Dial(ctx context.Context, h rpc.HostEntry, start bool, client rpc.ClientInf
 		p.waitErr = cmd.Wait()
 		close(p.exited)
 	}()
-	r := &Remote{Client: rpc.NewForwardedClient(p, onNote), Host: h}
+	r := &Remote{Client: client.NewForwardedClient(p, onNote), Host: h}
 	answered := make(chan error, 1)
 	go func() {
-		answered <- r.Call(ctx, rpc.MethodInitialize, rpc.InitializeParams{ClientInfo: &client}, &r.Init)
+		answered <- r.Call(ctx, protocol.MethodInitialize, protocol.InitializeParams{ClientInfo: &who}, &r.Init)
 	}()
 	select {
 	case err = <-answered:
@@ -115,7 +117,7 @@ func Dial(ctx context.Context, h rpc.HostEntry, start bool, client rpc.ClientInf
 		isReply := errors.As(err, &je)
 		r.Close()
 		switch {
-		case isReply && je.Code == rpc.CodeNoDaemon:
+		case isReply && je.Code == protocol.CodeNoDaemon:
 			err = ErrNoDaemon
 		case !isReply && ctx.Err() == nil:
 			err = p.ended() // the link: ssh's own words say why

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/rpc"
+	"github.com/agentd/agentd/rpc/protocol"
 )
 
 // The ssh command: the person's options before the destination, "--"
@@ -33,7 +34,7 @@ func TestDialUnreachable(t *testing.T) {
 	h := rpc.HostEntry{Name: "none", SSH: "127.0.0.1", SSHOptions: []string{"-F", "/dev/null", "-p", "1", "-o", "UserKnownHostsFile=/dev/null"}, Agentd: "agentd"}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	_, err := Dial(ctx, h, false, rpc.ClientInfo{Name: "test"}, nil)
+	_, err := Dial(ctx, h, false, protocol.ClientInfo{Name: "test"}, nil)
 	if err == nil || !strings.Contains(err.Error(), "ssh: connect to host 127.0.0.1 port 1") || errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Dial to a closed port: %v; want ssh's refusal", err)
 	}

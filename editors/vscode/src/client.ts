@@ -28,6 +28,7 @@ import {
   KillParams,
   ListResult,
   Methods,
+  Notifications,
   OutputNotification,
   Prompt,
   PromptErrorData,
@@ -172,10 +173,10 @@ export class AgentdClient implements Agentd {
         });
       });
     });
-    conn.onNotification(Methods.stateNotification, (n: StateNotification) => this.stateEmitter.fire(n));
-    conn.onNotification(Methods.exitedNotification, (n: ExitedNotification) => this.exitedEmitter.fire(n));
-    conn.onNotification(Methods.updateNotification, (n: UpdateNotification) => this.updateEmitter.fire(n));
-    conn.onNotification(Methods.outputNotification, (n: OutputNotification) => {
+    conn.onNotification(Notifications.state, (n: StateNotification) => this.stateEmitter.fire(n));
+    conn.onNotification(Notifications.exited, (n: ExitedNotification) => this.exitedEmitter.fire(n));
+    conn.onNotification(Notifications.update, (n: UpdateNotification) => this.updateEmitter.fire(n));
+    conn.onNotification(Notifications.output, (n: OutputNotification) => {
       this.outputEmitter.fire(n);
       for (const l of this.watchers.get(n.sessionId) ?? []) l(n);
     });
@@ -365,7 +366,7 @@ export class AgentdClient implements Agentd {
     // The connection ends with the daemon: that end is asked for.
     this.stopping = true;
     try {
-      await this.request(Methods.stopDaemon, { force });
+      await this.request(Methods.stop, { force });
     } catch (e) {
       // The daemon answers, then closes every connection; vscode-jsonrpc
       // may drop that answer with the connection (it handles messages a

@@ -15,6 +15,7 @@ import {
   SendParams,
   Session,
   SpawnParams,
+  Methods,
 } from './protocol';
 
 export abstract class LiveAgentd {
@@ -22,36 +23,36 @@ export abstract class LiveAgentd {
   protected abstract live(method: string): AgentdClient;
 
   async spawn(p: SpawnParams): Promise<Session> {
-    return this.live('session/spawn').spawn(p);
+    return this.live(Methods.spawn).spawn(p);
   }
   async list(): Promise<Session[]> {
-    return this.live('session/list').list();
+    return this.live(Methods.list).list();
   }
   async read(sessionId: string): Promise<ReadResult> {
-    return this.live('session/read').read(sessionId);
+    return this.live(Methods.read).read(sessionId);
   }
   async resize(p: ResizeParams): Promise<void> {
-    return this.live('session/resize').resize(p);
+    return this.live(Methods.resize).resize(p);
   }
   async input(p: InputParams): Promise<void> {
-    return this.live('session/input').input(p);
+    return this.live(Methods.input).input(p);
   }
   async watchOutput(sessionId: string, listener: (n: OutputNotification) => void): Promise<{ dispose(): void }> {
-    return this.live('session/subscribe').watchOutput(sessionId, listener);
+    return this.live(Methods.subscribe).watchOutput(sessionId, listener);
   }
   async seen(sessionId: string): Promise<void> {
-    return this.live('session/seen').seen(sessionId);
+    return this.live(Methods.seen).seen(sessionId);
   }
   async kill(p: KillParams): Promise<void> {
-    return this.live('session/kill').kill(p);
+    return this.live(Methods.kill).kill(p);
   }
   async classify(sessionId: string): Promise<ClassifyResult> {
-    return this.live('session/classify').classify(sessionId);
+    return this.live(Methods.classify).classify(sessionId);
   }
   async send(p: SendParams): Promise<void> {
-    return this.live('runtime_send').send(p);
+    return this.live(Methods.send).send(p);
   }
   async answer(p: AnswerParams): Promise<AnswerResult> {
-    return this.live('runtime_answer').answer(p);
+    return this.live(Methods.answer).answer(p);
   }
 }

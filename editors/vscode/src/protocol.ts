@@ -1,7 +1,9 @@
-// The agentd editor protocol, version 1: plain types mirroring rpc/protocol.go.
+// The agentd editor protocol, version 1: plain types mirroring rpc/protocol/types.go.
 // docs/protocol.md is the normative reference. Nothing here imports `vscode`.
 
-export const PROTOCOL_VERSION = 1;
+// The protocol's version, methods, notifications and error codes are
+// generated from rpc/protocol/names.go (protocol_names.ts).
+export { PROTOCOL_VERSION, Methods, Notifications, ErrorCodes } from './protocol_names';
 
 export type StateName = 'working' | 'blocked' | 'idle' | 'done' | 'error' | 'exited';
 export type Outcome = 'completed' | 'failed' | 'interrupted' | 'unknown';
@@ -11,30 +13,6 @@ export type PromptKind = 'permission' | 'question' | 'trust' | 'auth' | 'confirm
 /** Every state, in the order a person cares about them (most urgent first). */
 export const STATES: readonly StateName[] = ['blocked', 'error', 'done', 'working', 'idle', 'exited'];
 
-/** Error codes agentd answers with (docs/protocol.md, "Error codes"). */
-export const ErrorCodes = {
-  ParseError: -32700,
-  InvalidRequest: -32600,
-  MethodNotFound: -32601,
-  InvalidParams: -32602,
-  InternalError: -32603,
-  ShuttingDown: -32000,
-  SessionNotFound: -32010,
-  SessionExited: -32011,
-  SpawnFailed: -32012,
-  InputBacklog: -32013,
-  AuthRequired: -32014,
-  SessionBlocked: -32020,
-  PromptStale: -32021,
-  OptionUnknown: -32022,
-  NotAnswerable: -32024,
-  AlreadyAnswered: -32025,
-  TurnRunning: -32026,
-  NotSupported: -32030,
-  SessionsRunning: -32040,
-  Incompatible: -32041,
-  NoDaemon: -32042,
-} as const;
 
 export interface ClientInfo {
   name: string;
@@ -315,28 +293,3 @@ export interface FocusParams {
 export interface PromptErrorData {
   prompt: Prompt | null;
 }
-
-export const Methods = {
-  initialize: 'initialize',
-  shutdown: 'shutdown',
-  exit: 'exit',
-  spawn: 'session/spawn',
-  list: 'session/list',
-  read: 'session/read',
-  resize: 'session/resize',
-  input: 'session/input',
-  subscribe: 'session/subscribe',
-  seen: 'session/seen',
-  focus: 'client/focus',
-  kill: 'session/kill',
-  classify: 'session/classify',
-  prompt: 'session/prompt',
-  cancel: 'session/cancel',
-  send: 'runtime_send',
-  answer: 'runtime_answer',
-  stopDaemon: 'agentd/stop',
-  stateNotification: 'session/state',
-  outputNotification: 'session/output',
-  updateNotification: 'session/update',
-  exitedNotification: 'session/exited',
-} as const;

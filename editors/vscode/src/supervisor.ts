@@ -22,6 +22,7 @@ import {
   FocusParams,
   OutputNotification,
   StateNotification,
+  Methods,
 } from './protocol';
 
 export type Status =
@@ -232,7 +233,7 @@ export class Supervisor extends LiveAgentd implements Agentd {
   }
 
   async focus(p: FocusParams): Promise<void> {
-    return this.live('client/focus').focus(p);
+    return this.live(Methods.focus).focus(p);
   }
 
   /**
@@ -241,7 +242,7 @@ export class Supervisor extends LiveAgentd implements Agentd {
    * again, which starts a new, empty one.
    */
   async stopDaemon(force: boolean): Promise<void> {
-    const c = this.live('agentd/stop');
+    const c = this.live(Methods.stop);
     await c.stopDaemon(force);
     await c.exited;
     await this.restart();

@@ -6,6 +6,7 @@
 -- only with focus reporting on (most do; in tmux: `set -g focus-events on`).
 -- Until it hears otherwise, a Neovim counts as focused: it was just started
 -- or used by the person in front of it.
+local protocol = require("agentd.protocol")
 local config = require("agentd.config")
 local rpc = require("agentd.rpc")
 
@@ -20,10 +21,10 @@ end
 ---Tells the connected agentd (after initialize, and after each reconnect).
 function M.send()
   if rpc.server() then
-    rpc.notify("client/focus", params())
+    rpc.notify(protocol.methods.focus, params())
   end
   -- Other hosts' connections too, when any is configured.
-  require("agentd.hosts").notify_all("client/focus", params())
+  require("agentd.hosts").notify_all(protocol.methods.focus, params())
 end
 
 ---The terminal reported focus in or out.

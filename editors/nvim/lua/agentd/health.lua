@@ -1,6 +1,7 @@
 -- :checkhealth agentd — Neovim version, the binary, its version, a protocol
 -- handshake with a fresh `agentd --stdio --private` (which starts no
 -- daemon), and the connection to the daemon.
+local protocol = require("agentd.protocol")
 local config = require("agentd.config")
 
 local M = {}
@@ -60,9 +61,9 @@ function M.handshake(base, timeout, extra)
   if type(base) == "string" then
     base = { base }
   end
-  local input = frame({ jsonrpc = "2.0", id = 1, method = "initialize", params = { clientInfo = { name = "agentd.nvim checkhealth" } } })
-    .. frame({ jsonrpc = "2.0", id = 2, method = "shutdown" })
-    .. frame({ jsonrpc = "2.0", method = "exit" })
+  local input = frame({ jsonrpc = "2.0", id = 1, method = protocol.methods.initialize, params = { clientInfo = { name = "agentd.nvim checkhealth" } } })
+    .. frame({ jsonrpc = "2.0", id = 2, method = protocol.methods.shutdown })
+    .. frame({ jsonrpc = "2.0", method = protocol.methods.exit })
   local argv = vim.list_extend(vim.deepcopy(base), { "--stdio" })
   vim.list_extend(argv, extra or { "--private" })
   vim.list_extend(argv, { "--log", "/dev/null" })

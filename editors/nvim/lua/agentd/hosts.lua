@@ -10,6 +10,7 @@
 -- is not up is tried again after 1 s, doubling to 30 s. A connection that
 -- goes away ends no session: the host's sessions leave this Neovim's view
 -- until it is up again, and run on there.
+local protocol = require("agentd.protocol")
 local config = require("agentd.config")
 local sessions = require("agentd.sessions")
 
@@ -143,7 +144,7 @@ end
 
 -- The host's sessions afresh (after initialize).
 local function list(h, gen)
-  h.client.request("session/list", vim.empty_dict(), function(err, result)
+  h.client.request(protocol.methods.list, vim.empty_dict(), function(err, result)
     if gen ~= h.gen or err or not result then
       return
     end
@@ -206,7 +207,7 @@ connect = function(h)
     return schedule_retry(h)
   end
   h.client = client
-  client.request("initialize", params_initialize(), function(err, result)
+  client.request(protocol.methods.initialize, params_initialize(), function(err, result)
     if gen ~= h.gen or h.stopped then
       return
     end
@@ -231,7 +232,7 @@ connect = function(h)
       return
     end
     h.state, h.message, h.delay, h.server = "up", nil, M.FIRST_DELAY, result
-    client.notify("client/focus", {
+    client.notify(protocol.methods.focus, {
       focused = require("agentd.focus").focused(),
       desktopNotifications = c.desktop_notifications,
     })
@@ -288,7 +289,7 @@ function M.stop()
     local cl = h.client
     h.client = nil
     if cl and not cl.is_closing() then
-      cl.notify("exit", vim.empty_dict())
+      cl.notify(protocol.methods.exit, vim.empty_dict())
       cl.terminate()
     end
     sessions.reset(h.name)

@@ -9,6 +9,7 @@
 -- the ones started from VS Code, another Neovim or the agentd CLI show here
 -- too. On VimLeavePre only the connection closes (with private = true,
 -- agentd is this Neovim's alone and its agents end with it).
+local protocol = require("agentd.protocol")
 local config = require("agentd.config")
 local rpc = require("agentd.rpc")
 local sessions = require("agentd.sessions")
@@ -37,19 +38,19 @@ end
 
 -- A notification from this machine's agentd (host nil) or another host's.
 local function on_notification(method, params, host)
-  if method == "session/state" then
+  if method == protocol.notifications.state then
     local s, previous = sessions.apply(params, host)
     if previous == nil then
       return -- older than what is known
     end
     ui().on_state(s, params)
     changed(s, params)
-  elseif method == "session/output" then
+  elseif method == protocol.notifications.output then
     if host then
       params = { sessionId = sessions.key_of(host, params.sessionId), data = params.data }
     end
     terminal().output(params)
-  elseif method == "session/exited" then
+  elseif method == protocol.notifications.exited then
     local s = sessions.exited(params, host)
     ui().close_notice(sessions.key(s))
     terminal().exited(s)
@@ -333,7 +334,7 @@ function M.stop(force, cb)
     return cb(nil)
   end
   rpc.expect_exit(true)
-  rpc.request("agentd/stop", { force = force and true or false }, function(err)
+  rpc.request(protocol.methods.stop, { force = force and true or false }, function(err)
     if err then
       rpc.expect_exit(false)
       ui().notify("agentd: " .. (err.message or "?"), err.code == rpc.codes.sessions_running and vim.log.levels.WARN or vim.log.levels.ERROR)
@@ -511,7 +512,7 @@ spawn = function(what, args, cb)
   if open then
     buf, params.cols, params.rows = terminal().new_window()
   end
-  rpc.request("session/spawn", params, function(serr, result)
+  rpc.request(protocol.methods.spawn, params, function(serr, result)
     if serr then
       if buf and vim.api.nvim_buf_is_valid(buf) then
         vim.api.nvim_buf_delete(buf, { force = true })
@@ -594,7 +595,7 @@ function M.refresh(cb)
   if not rpc.running() then
     return cb(nil, sessions.list())
   end
-  rpc.request("session/list", nil, function(err, result)
+  rpc.request(protocol.methods.list, nil, function(err, result)
     if not err and result then
       sessions.replace(result.sessions)
       vim.cmd("redrawstatus!")
@@ -700,8 +701,8 @@ function M.send(text, key, opts, cb)
     submit = config.get().send.submit
   end
   ui().pick(key, sessions.live, "Send to", function(s)
-    require("agentd.hosts").request(sessions.key(s), "runtime_send", { text = text, submit = submit }, function(err)
-      if err and err.code == rpc.codes.blocked then
+    require("agentd.hosts").request(sessions.key(s), protocol.methods.send, { text = text, submit = submit }, function(err)
+      if err and err.code == rpc.codes.session_blocked then
         local prompt = err.data and err.data ~= vim.NIL and err.data.prompt
         ui().notify(
           ("agentd: %s is waiting on a prompt; answer it first"):format(sessions.label(s)),
@@ -720,7 +721,7 @@ end
 function M.kill(key, signal)
   ready()
   ui().pick(key, sessions.live, "Kill", function(s)
-    require("agentd.hosts").request(sessions.key(s), "session/kill", { signal = signal }, function(err)
+    require("agentd.hosts").request(sessions.key(s), protocol.methods.kill, { signal = signal }, function(err)
       if err then
         ui().notify(("agentd: killing %s failed: %s"):format(sessions.label(s), err.message or "?"), vim.log.levels.ERROR)
       end

@@ -2,6 +2,7 @@
 -- JSON-RPC with Content-Length framing (agentd.transport). By default that
 -- process forwards to agentd's per-user daemon, which owns the sessions;
 -- with config private it is agentd itself.
+local protocol = require("agentd.protocol")
 local config = require("agentd.config")
 local transport = require("agentd.transport")
 
@@ -42,26 +43,10 @@ local probing = false -- the client was started with no_start and has not initia
 -- initialize (M.when_ready).
 local attempt = nil ---@type {argv: string[], waiters: fun(err: table|nil)[], error: table|nil, transport: agentd.Transport|nil}|nil
 
-M.PROTOCOL_VERSION = 1
-
-M.codes = {
-  parse_error = -32700,
-  shutting_down = -32000,
-  no_session = -32010,
-  session_exited = -32011,
-  spawn_failed = -32012,
-  input_backlog = -32013,
-  auth_required = -32014,
-  blocked = -32020,
-  sessions_running = -32040,
-  incompatible = -32041,
-  no_daemon = -32042,
-  stale_prompt = -32021,
-  no_option = -32022,
-  not_answerable = -32024,
-  already_answered = -32025,
-  not_supported = -32030,
-}
+-- The protocol's version and error codes, generated from
+-- rpc/protocol/names.go (agentd/protocol.lua).
+M.PROTOCOL_VERSION = protocol.version
+M.codes = protocol.codes
 
 ---@param h agentd.Handlers
 function M.set_handlers(h)
@@ -276,7 +261,7 @@ function M.ensure(opts)
   client = started
   a.transport = started
   local version = vim.version()
-  client.request("initialize", {
+  client.request(protocol.methods.initialize, {
     clientInfo = { name = "agentd.nvim", version = ("%d.%d.%d"):format(version.major, version.minor, version.patch) },
     capabilities = vim.empty_dict(), -- {} would be encoded as [], which agentd refuses
     workspaceFolders = { vim.fn.getcwd() },
@@ -373,13 +358,13 @@ function M.stop(timeout)
   stopping = true
   local c = client
   local done = false
-  c.request("shutdown", vim.empty_dict(), function()
+  c.request(protocol.methods.shutdown, vim.empty_dict(), function()
     done = true
   end)
   vim.wait(timeout, function()
     return done
   end, 10)
-  c.notify("exit", vim.empty_dict())
+  c.notify(protocol.methods.exit, vim.empty_dict())
   vim.wait(math.min(timeout, 1000), function()
     return c.is_closing()
   end, 10)

@@ -1,6 +1,7 @@
 -- A session's screen in a terminal buffer: nvim_open_term fed by
 -- session/output, keystrokes back with session/input, the session resized
 -- to the window (the smallest one showing it, as Neovim's terminal does).
+local protocol = require("agentd.protocol")
 local config = require("agentd.config")
 local sessions = require("agentd.sessions")
 
@@ -56,7 +57,7 @@ function M.resize(id)
     return
   end
   t.size = size
-  request(id, "session/resize", { cols = cols, rows = rows })
+  request(id, protocol.methods.resize, { cols = cols, rows = rows })
 end
 
 local function resize_all()
@@ -146,7 +147,7 @@ function M.attach(s, buf)
   end
   local chan = vim.api.nvim_open_term(buf, {
     on_input = function(_, _, _, data)
-      request(id, "session/input", { data = data })
+      request(id, protocol.methods.input, { data = data })
     end,
   })
   vim.bo[buf].filetype = "agentd"
@@ -160,7 +161,7 @@ function M.attach(s, buf)
       if terms[id] and terms[id].buf == buf then
         terms[id] = nil
         if require("agentd.hosts").running(t.host) and (sessions.get(id) or {}).state ~= "exited" then
-          request(id, "session/subscribe", { output = false })
+          request(id, protocol.methods.subscribe, { output = false })
         end
       end
     end,
@@ -169,7 +170,7 @@ function M.attach(s, buf)
   if s.state == "exited" then
     M.exited(s)
   else
-    request(id, "session/subscribe", { output = true })
+    request(id, protocol.methods.subscribe, { output = true })
   end
   if config.get().terminal.startinsert and s.state ~= "exited" and vim.api.nvim_get_current_buf() == buf then
     vim.cmd.startinsert()
@@ -209,7 +210,7 @@ function M.open(s)
     t = M.attach(s, (M.new_window()))
   end
   if s.state == "done" then
-    request(sessions.key(s), "session/seen", {})
+    request(sessions.key(s), protocol.methods.seen, {})
   end
   return t.buf
 end
@@ -252,7 +253,7 @@ function M.reattach(host)
     if t.host == host and vim.api.nvim_buf_is_valid(t.buf) and not t.closed then
       t.size = nil
       M.resize(id)
-      request(id, "session/subscribe", { output = true })
+      request(id, protocol.methods.subscribe, { output = true })
     end
   end
 end

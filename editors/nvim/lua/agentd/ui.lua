@@ -1,5 +1,6 @@
 -- What a person sees and answers: the prompt picker, the floating notice
 -- for a blocked session, the notifications, the session list.
+local protocol = require("agentd.protocol")
 local config = require("agentd.config")
 local rpc = require("agentd.rpc")
 local sessions = require("agentd.sessions")
@@ -253,9 +254,9 @@ function M.send_answer(s, prompt, choice, cb)
   cb = cb or function() end
   -- To the connection of the session's host, and no other.
   local params = { promptId = prompt.promptId, optionId = choice.optionId, text = choice.text }
-  require("agentd.hosts").request(sessions.key(s), "runtime_answer", params, function(err, result)
+  require("agentd.hosts").request(sessions.key(s), protocol.methods.answer, params, function(err, result)
     if err then
-      if err.code == rpc.codes.stale_prompt then
+      if err.code == rpc.codes.prompt_stale then
         local now = err.data and err.data ~= vim.NIL and err.data.prompt
         if now and now ~= vim.NIL then
           notify(("agentd: %s shows another prompt now; choose again"):format(sessions.label(s)), vim.log.levels.WARN)

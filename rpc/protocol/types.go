@@ -1,55 +1,8 @@
-// Package rpc is agentd's editor-facing JSON-RPC 2.0 server over stdio with
-// LSP base-protocol framing. Handlers are thin: they decode params, call
-// sessions, encode results. docs/protocol.md is the normative reference;
-// the types here mirror it.
-package rpc
+package protocol
 
-import (
-	"encoding/json"
+import "encoding/json"
 
-	"github.com/agentd/agentd/acp"
-	"github.com/agentd/agentd/detect"
-)
-
-// ProtocolVersion is bumped when a change would break a client.
-const ProtocolVersion = 1
-
-// Error codes. JSON-RPC's own are -32700..-32600; agentd's are its own range.
-const (
-	CodeParseError     = -32700
-	CodeInvalidRequest = -32600
-	CodeMethodNotFound = -32601
-	CodeInvalidParams  = -32602
-	CodeInternalError  = -32603
-
-	CodeShuttingDown    = -32000
-	CodeSessionNotFound = -32010
-	CodeSessionExited   = -32011
-	CodeSpawnFailed     = -32012
-	CodeInputBacklog    = -32013
-	// CodeAuthRequired: an ACP agent will not open a session until someone
-	// logs in; the error's data lists its authMethods.
-	CodeAuthRequired    = -32014
-	CodeSessionBlocked  = -32020
-	CodePromptStale     = -32021
-	CodeOptionUnknown   = -32022
-	CodeNotAnswerable   = -32024
-	CodeAlreadyAnswered = -32025
-	CodeTurnRunning     = -32026
-	CodeNotSupported    = -32030
-	// CodeSessionsRunning refuses agentd/stop without force while agents run.
-	CodeSessionsRunning = -32040
-	// CodeIncompatible: a forwarder or CLI whose protocol version differs
-	// from the running daemon's.
-	CodeIncompatible = -32041
-	// CodeNoDaemon: no daemon runs, and --no-start starts none: no news,
-	// an editor's autoconnect says nothing.
-	CodeNoDaemon = -32042
-	// CodeDaemonUnavailable: the forwarder could neither reach nor start
-	// the daemon, for the reason in the message (a socket folder others can
-	// reach, a daemon that failed as it started): an editor says it.
-	CodeDaemonUnavailable = -32043
-)
+// The params, results and notifications of the protocol's methods.
 
 // FocusParams report a client's focus, and its desktop-notice setting.
 type FocusParams struct {
@@ -101,7 +54,7 @@ type Daemon struct {
 // StopParams ask the daemon to end.
 type StopParams struct {
 	// Force ends the sessions that still run; without it a daemon with
-	// live sessions refuses (CodeSessionsRunning).
+	// live sessions refuses (protocol.CodeSessionsRunning).
 	Force bool `json:"force,omitempty"`
 }
 
@@ -156,7 +109,7 @@ type SpawnParams struct {
 	Hooks    *bool              `json:"hooks,omitempty"`
 	Name     string             `json:"name,omitempty"`
 	// AuthMethod is the id of the ACP login method to use, one of the
-	// authMethods a CodeAuthRequired error listed.
+	// authMethods a protocol.CodeAuthRequired error listed.
 	AuthMethod string `json:"authMethod,omitempty"`
 }
 
@@ -167,30 +120,30 @@ type ACPAgentInfo struct {
 	Version string `json:"version,omitempty"`
 }
 
-// AuthRequiredData is the data of a CodeAuthRequired error.
+// AuthRequiredData is the data of a protocol.CodeAuthRequired error.
 type AuthRequiredData struct {
 	AgentInfo ACPAgentInfo `json:"agentInfo"`
 	// Message is the agent's own words.
-	Message     string           `json:"message"`
-	AuthMethods []acp.AuthMethod `json:"authMethods"`
+	Message     string       `json:"message"`
+	AuthMethods []AuthMethod `json:"authMethods"`
 }
 
 // Session is what agentd tells about a session.
 type Session struct {
-	SessionID   string         `json:"sessionId"`
-	Name        string         `json:"name"`
-	Agent       string         `json:"agent"`
-	Argv        []string       `json:"argv"`
-	Cwd         string         `json:"cwd"`
-	Pid         int            `json:"pid"`
-	Cols        int            `json:"cols"`
-	Rows        int            `json:"rows"`
-	State       string         `json:"state"`
-	Outcome     string         `json:"outcome,omitempty"`
-	StateSource string         `json:"stateSource"`
-	Reason      string         `json:"reason"`
-	Since       string         `json:"since"`
-	Prompt      *detect.Prompt `json:"prompt,omitempty"`
+	SessionID   string   `json:"sessionId"`
+	Name        string   `json:"name"`
+	Agent       string   `json:"agent"`
+	Argv        []string `json:"argv"`
+	Cwd         string   `json:"cwd"`
+	Pid         int      `json:"pid"`
+	Cols        int      `json:"cols"`
+	Rows        int      `json:"rows"`
+	State       string   `json:"state"`
+	Outcome     string   `json:"outcome,omitempty"`
+	StateSource string   `json:"stateSource"`
+	Reason      string   `json:"reason"`
+	Since       string   `json:"since"`
+	Prompt      *Prompt  `json:"prompt,omitempty"`
 	// Message is the agent's own words for an error state, where it gave any.
 	Message string `json:"message,omitempty"`
 	Exit    *Exit  `json:"exit,omitempty"`
@@ -289,38 +242,38 @@ type AnswerParams struct {
 
 // AnswerResult is the state that followed an answer.
 type AnswerResult struct {
-	State       string         `json:"state"`
-	StateSource string         `json:"stateSource"`
-	Reason      string         `json:"reason"`
-	Prompt      *detect.Prompt `json:"prompt,omitempty"`
+	State       string  `json:"state"`
+	StateSource string  `json:"stateSource"`
+	Reason      string  `json:"reason"`
+	Prompt      *Prompt `json:"prompt,omitempty"`
 }
 
 // ClassifyResult is a fresh verdict.
 type ClassifyResult struct {
-	Agent    string          `json:"agent"`
-	State    string          `json:"state"`
-	Outcome  string          `json:"outcome,omitempty"`
-	Reason   string          `json:"reason"`
-	Evidence detect.Evidence `json:"evidence"`
-	Prompt   *detect.Prompt  `json:"prompt,omitempty"`
+	Agent    string   `json:"agent"`
+	State    string   `json:"state"`
+	Outcome  string   `json:"outcome,omitempty"`
+	Reason   string   `json:"reason"`
+	Evidence Evidence `json:"evidence"`
+	Prompt   *Prompt  `json:"prompt,omitempty"`
 }
 
-// StateNotification is the params of NoteState.
+// StateNotification is the params of protocol.NoteState.
 type StateNotification struct {
-	SessionID   string         `json:"sessionId"`
-	Agent       string         `json:"agent"`
-	State       string         `json:"state"`
-	Previous    string         `json:"previous"`
-	Outcome     string         `json:"outcome,omitempty"`
-	StateSource string         `json:"stateSource"`
-	Reason      string         `json:"reason"`
-	Since       string         `json:"since"`
-	Attention   bool           `json:"attention"`
-	Prompt      *detect.Prompt `json:"prompt,omitempty"`
-	Message     string         `json:"message,omitempty"`
+	SessionID   string  `json:"sessionId"`
+	Agent       string  `json:"agent"`
+	State       string  `json:"state"`
+	Previous    string  `json:"previous"`
+	Outcome     string  `json:"outcome,omitempty"`
+	StateSource string  `json:"stateSource"`
+	Reason      string  `json:"reason"`
+	Since       string  `json:"since"`
+	Attention   bool    `json:"attention"`
+	Prompt      *Prompt `json:"prompt,omitempty"`
+	Message     string  `json:"message,omitempty"`
 }
 
-// OutputNotification is the params of NoteOutput. Dropped counts bytes left out
+// OutputNotification is the params of protocol.NoteOutput. Dropped counts bytes left out
 // because the editor was not reading; a repaint follows such a gap.
 type OutputNotification struct {
 	SessionID string `json:"sessionId"`
@@ -328,7 +281,7 @@ type OutputNotification struct {
 	Dropped   int    `json:"dropped,omitempty"`
 }
 
-// UpdateNotification is the params of NoteUpdate: an ACP agent's update as it sent
+// UpdateNotification is the params of protocol.NoteUpdate: an ACP agent's update as it sent
 // it. Dropped counts updates left out because the editor was not reading.
 type UpdateNotification struct {
 	SessionID string          `json:"sessionId"`
@@ -336,20 +289,111 @@ type UpdateNotification struct {
 	Dropped   int             `json:"dropped,omitempty"`
 }
 
-// ExitedNotification is the params of NoteExited.
+// ExitedNotification is the params of protocol.NoteExited.
 type ExitedNotification struct {
 	SessionID string `json:"sessionId"`
 	ExitCode  int    `json:"exitCode"`
 	Signal    string `json:"signal,omitempty"`
 }
 
-// The params that name a session (methods.go's onSession).
+// Target is the session a request names (rpc's onSession methods).
 
-func (p SessionRef) session() string      { return p.SessionID }
-func (p ResizeParams) session() string    { return p.SessionID }
-func (p InputParams) session() string     { return p.SessionID }
-func (p SubscribeParams) session() string { return p.SessionID }
-func (p KillParams) session() string      { return p.SessionID }
-func (p PromptParams) session() string    { return p.SessionID }
-func (p SendParams) session() string      { return p.SessionID }
-func (p AnswerParams) session() string    { return p.SessionID }
+func (p SessionRef) Target() string      { return p.SessionID }
+func (p ResizeParams) Target() string    { return p.SessionID }
+func (p InputParams) Target() string     { return p.SessionID }
+func (p SubscribeParams) Target() string { return p.SessionID }
+func (p KillParams) Target() string      { return p.SessionID }
+func (p PromptParams) Target() string    { return p.SessionID }
+func (p SendParams) Target() string      { return p.SessionID }
+func (p AnswerParams) Target() string    { return p.SessionID }
+
+// UpgradeParams name the binary to hand over to.
+type UpgradeParams struct {
+	// Binary is the new agentd's absolute path.
+	Binary string `json:"binary"`
+	// Auto: a client that found this daemon older asks on its own (not a
+	// person's agentd upgrade); a version that cannot be ordered is then
+	// refused rather than trusted.
+	Auto bool `json:"auto,omitempty"`
+}
+
+// UpgradeRecord is the last handover this daemon took part in.
+type UpgradeRecord struct {
+	From  string `json:"from"`
+	To    string `json:"to"`
+	At    string `json:"at"`              // when the sessions were frozen
+	Error string `json:"error,omitempty"` // set when it failed and this code came back
+	// PausedMs is how long the sessions stood still: from the freeze until
+	// this code had adopted them and read their PTYs again.
+	PausedMs int64 `json:"pausedMs"`
+	// Settling: the code before still watches this code, and should it
+	// end now, takes the sessions back (docs/upgrade.md, "If the new code
+	// dies"). agentd upgrade waits for it to be over before it says the
+	// upgrade succeeded.
+	Settling bool `json:"settling,omitempty"`
+}
+
+// Prompt is a question on screen waiting for a person, as clients see it.
+type Prompt struct {
+	// ID is the promptId an answer carries: it names one appearance of
+	// the prompt in one session, and no other session takes it.
+	ID       string   `json:"promptId"`
+	Kind     string   `json:"kind"`
+	Question string   `json:"question"`
+	Subject  *Subject `json:"subject,omitempty"`
+	Options  []Option `json:"options"`
+	Freeform bool     `json:"freeform"`
+}
+
+// Option is one answer a prompt offers.
+type Option struct {
+	ID          string `json:"id"`
+	Label       string `json:"label"`
+	Description string `json:"description,omitempty"`
+	// Kind is "allow" or "reject" where the agent's rules tell them apart.
+	Kind     string `json:"kind,omitempty"`
+	Selected bool   `json:"selected,omitempty"`
+}
+
+// Subject is what a prompt asks the person to approve.
+type Subject struct {
+	// Kind: command, edit, path, url, folder, tool, ... (docs/protocol.md).
+	Kind string `json:"kind"`
+	// Text is one line: the command, path, URL, folder or tool name.
+	Text string `json:"text"`
+	// Detail is more, bounded in rows: the whole multi-line command, an
+	// edit's diff, a fetch's prompt, an MCP tool's arguments.
+	Detail string `json:"detail,omitempty"`
+	// Truncated: agentd could not see all of it.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// Evidence is the screen text a verdict rests on.
+type Evidence struct {
+	Region string `json:"region,omitempty"`
+	Text   string `json:"text,omitempty"`
+}
+
+// AuthMethod is one way to log in that an ACP agent offers.
+type AuthMethod struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// Type is "agent", "env_var" or "terminal" (ACP's).
+	Type    string            `json:"type"`
+	Vars    []string          `json:"vars,omitempty"`
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	Label   string            `json:"label,omitempty"`
+}
+
+// Option is the prompt's option whose id is id.
+func (p *Prompt) Option(id string) (Option, bool) {
+	for _, o := range p.Options {
+		if o.ID == id {
+			return o, true
+		}
+	}
+	return Option{}, false
+}

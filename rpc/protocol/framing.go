@@ -1,4 +1,4 @@
-package rpc
+package protocol
 
 import (
 	"bufio"
@@ -9,20 +9,18 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-
-	"github.com/sourcegraph/jsonrpc2"
 )
 
 // MaxMessage bounds one incoming message; a larger one is skipped and
 // answered with an error.
 const MaxMessage = 8 << 20
 
-// stream is agentd's one framing codec: LSP base-protocol messages
+// Stream is agentd's one framing codec: LSP base-protocol messages
 // (Content-Length headers) over a byte stream. It implements
 // jsonrpc2.ObjectStream. Unlike a plain codec it survives bad input: a
 // message it cannot frame or parse is answered with a JSON-RPC error (id
 // null when the id cannot be read) and reading goes on with the next one.
-type stream struct {
+type Stream struct {
 	r   *bufio.Reader
 	w   io.Writer
 	c   io.Closer
@@ -31,8 +29,11 @@ type stream struct {
 	wmu sync.Mutex
 }
 
-func newStream(r io.Reader, w io.Writer, c io.Closer) *stream {
-	return &stream{r: bufio.NewReaderSize(r, 64<<10), w: w, c: c, max: MaxMessage}
+// NewStream is the codec on r and w (for jsonrpc2.NewConn): closing the
+// connection closes c when it is not nil. Bad input is answered, by a
+// server or a client alike, as the server answers a client's.
+func NewStream(r io.Reader, w io.Writer, c io.Closer) *Stream {
+	return &Stream{r: bufio.NewReaderSize(r, 64<<10), w: w, c: c, max: MaxMessage}
 }
 
 // frameError is a problem with one message; the stream itself is fine.
@@ -44,7 +45,7 @@ type frameError struct {
 
 func (e *frameError) Error() string { return e.msg }
 
-func (s *stream) ReadObject(v any) error {
+func (s *Stream) ReadObject(v any) error {
 	for {
 		body, err := s.readFrame()
 		if fe, ok := err.(*frameError); ok {
@@ -86,7 +87,7 @@ func classifyBadMessage(body []byte, err error) *frameError {
 	return &frameError{code: CodeInvalidRequest, msg: "invalid request: " + err.Error(), id: probe.ID}
 }
 
-func (s *stream) readFrame() ([]byte, error) {
+func (s *Stream) readFrame() ([]byte, error) {
 	length := -1
 	sawHeader := false
 	for {
@@ -140,7 +141,7 @@ func clip(s string) string {
 	return s
 }
 
-func (s *stream) replyError(fe *frameError) {
+func (s *Stream) replyError(fe *frameError) {
 	id := fe.id
 	if len(id) == 0 {
 		id = json.RawMessage("null")
@@ -153,7 +154,7 @@ func (s *stream) replyError(fe *frameError) {
 	_ = s.writeRaw(msg)
 }
 
-func (s *stream) WriteObject(obj any) error {
+func (s *Stream) WriteObject(obj any) error {
 	data, err := json.Marshal(obj)
 	if err != nil {
 		return err
@@ -161,7 +162,7 @@ func (s *stream) WriteObject(obj any) error {
 	return s.writeRaw(data)
 }
 
-func (s *stream) writeRaw(data []byte) error {
+func (s *Stream) writeRaw(data []byte) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	header := "Content-Length: " + strconv.Itoa(len(data)) + "\r\n\r\n"
@@ -172,30 +173,22 @@ func (s *stream) writeRaw(data []byte) error {
 	return err
 }
 
-func (s *stream) Close() error {
+func (s *Stream) Close() error {
 	if s.c != nil {
 		return s.c.Close()
 	}
 	return nil
 }
 
-// NewStream is agentd's framing codec on r and w, for a Go client of
-// agentd --stdio (jsonrpc2.NewConn): closing the connection closes c when
-// it is not nil. Bad input from the server is answered as the server
-// answers a client's.
-func NewStream(r io.Reader, w io.Writer, c io.Closer) jsonrpc2.ObjectStream {
-	return newStream(r, w, c)
-}
-
 // ReadMessage reads one framed message body from r: what a forwarder needs
 // to look at the first messages before it only copies bytes.
 func ReadMessage(r *bufio.Reader) ([]byte, error) {
-	st := &stream{r: r, max: MaxMessage}
+	st := &Stream{r: r, max: MaxMessage}
 	return st.readFrame()
 }
 
 // WriteMessage writes body as one framed message.
 func WriteMessage(w io.Writer, body []byte) error {
-	st := &stream{w: w}
+	st := &Stream{w: w}
 	return st.writeRaw(body)
 }

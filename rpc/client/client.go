@@ -1,4 +1,8 @@
-package rpc
+// Package client is the typed Go client of agentd's editor protocol:
+// what the CLI, the forwarder's peers, the web page's server and other
+// machines' followers use. It knows the protocol (rpc/protocol) and
+// nothing of sessions.
+package client
 
 import (
 	"context"
@@ -9,13 +13,15 @@ import (
 	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/agentd/agentd/rpc/protocol"
 )
 
 // Client is a Go client of the daemon, what the agentd CLI's commands use:
 // one connection, the hello said, notifications passed to a callback.
 type Client struct {
 	conn  *jsonrpc2.Conn
-	Hello HelloResult
+	Hello protocol.HelloResult
 }
 
 // Notification is a message agentd sent unasked.
@@ -27,7 +33,7 @@ type Notification struct {
 // Dial connects to the daemon at path and says hello. onNote, when not
 // nil, receives every notification, in order, on the connection's own
 // goroutine: it must not block for long.
-func Dial(ctx context.Context, path string, hello HelloParams, onNote func(Notification)) (*Client, error) {
+func Dial(ctx context.Context, path string, hello protocol.HelloParams, onNote func(Notification)) (*Client, error) {
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, "unix", path)
 	if err != nil {
@@ -37,20 +43,20 @@ func Dial(ctx context.Context, path string, hello HelloParams, onNote func(Notif
 }
 
 // NewClient is Dial on a connection already made.
-func NewClient(ctx context.Context, nc net.Conn, hello HelloParams, onNote func(Notification)) (*Client, error) {
+func NewClient(ctx context.Context, nc net.Conn, hello protocol.HelloParams, onNote func(Notification)) (*Client, error) {
 	path := nc.RemoteAddr().String()
-	c := &Client{conn: jsonrpc2.NewConn(context.Background(), newStream(nc, nc, nc), clientHandler(onNote))}
+	c := &Client{conn: jsonrpc2.NewConn(context.Background(), protocol.NewStream(nc, nc, nc), clientHandler(onNote))}
 	if hello.ProtocolVersion == 0 {
-		hello.ProtocolVersion = ProtocolVersion
+		hello.ProtocolVersion = protocol.ProtocolVersion
 	}
-	if err := c.Call(ctx, MethodHello, hello, &c.Hello); err != nil {
+	if err := c.Call(ctx, protocol.MethodHello, hello, &c.Hello); err != nil {
 		c.Close()
-		if e, ok := err.(*jsonrpc2.Error); ok && e.Code == CodeMethodNotFound {
+		if e, ok := err.(*jsonrpc2.Error); ok && e.Code == protocol.CodeMethodNotFound {
 			return nil, OlderDaemonError(path, hello.Version)
 		}
 		return nil, fmt.Errorf("agentd daemon at %s: hello: %w", path, err)
 	}
-	if c.Hello.ProtocolVersion != ProtocolVersion {
+	if c.Hello.ProtocolVersion != protocol.ProtocolVersion {
 		c.Close()
 		return nil, IncompatibleError(c.Hello.Daemon, hello.Version)
 	}
@@ -62,7 +68,7 @@ func NewClient(ctx context.Context, nc net.Conn, hello HelloParams, onNote func(
 // agentd, over ssh (rpc/hosts). Hello stays empty; initialize's result
 // says which daemon answers.
 func NewForwardedClient(rwc io.ReadWriteCloser, onNote func(Notification)) *Client {
-	return &Client{conn: jsonrpc2.NewConn(context.Background(), newStream(rwc, rwc, rwc), clientHandler(onNote))}
+	return &Client{conn: jsonrpc2.NewConn(context.Background(), protocol.NewStream(rwc, rwc, rwc), clientHandler(onNote))}
 }
 
 // clientHandler passes the daemon's notifications to onNote and refuses
@@ -70,7 +76,7 @@ func NewForwardedClient(rwc io.ReadWriteCloser, onNote func(Notification)) *Clie
 func clientHandler(onNote func(Notification)) jsonrpc2.Handler {
 	return jsonrpc2.HandlerWithError(func(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) (any, error) {
 		if !req.Notif {
-			return nil, &jsonrpc2.Error{Code: CodeMethodNotFound, Message: "the agentd CLI serves no methods"}
+			return nil, &jsonrpc2.Error{Code: protocol.CodeMethodNotFound, Message: "the agentd CLI serves no methods"}
 		}
 		if onNote != nil {
 			n := Notification{Method: req.Method}
@@ -85,18 +91,18 @@ func clientHandler(onNote func(Notification)) jsonrpc2.Handler {
 
 // IncompatibleError says that the running daemon speaks another protocol
 // and how to replace it.
-func IncompatibleError(d Daemon, mine string) error {
-	return &jsonrpc2.Error{Code: CodeIncompatible, Message: fmt.Sprintf(
+func IncompatibleError(d protocol.Daemon, mine string) error {
+	return &jsonrpc2.Error{Code: protocol.CodeIncompatible, Message: fmt.Sprintf(
 		"the running agentd daemon (pid %d, version %s) speaks protocol %d and this agentd (%s) speaks %d: "+
-			"run `agentd stop` (or `agentd stop --force` to end its sessions too), then start again", d.Pid, d.Version, d.ProtocolVersion, mine, ProtocolVersion)}
+			"run `agentd stop` (or `agentd stop --force` to end its sessions too), then start again", d.Pid, d.Version, d.ProtocolVersion, mine, protocol.ProtocolVersion)}
 }
 
 // OlderDaemonError says that the daemon at path does not know agentd/hello:
 // it is older than this agentd, and how to replace it.
 func OlderDaemonError(path, mine string) error {
-	return &jsonrpc2.Error{Code: CodeIncompatible, Message: fmt.Sprintf(
+	return &jsonrpc2.Error{Code: protocol.CodeIncompatible, Message: fmt.Sprintf(
 		"the agentd daemon at %s is older than this agentd (%s): it does not know %s; "+
-			"run `agentd stop` (or `agentd stop --force` to end its sessions too), then start again", path, mine, MethodHello)}
+			"run `agentd stop` (or `agentd stop --force` to end its sessions too), then start again", path, mine, protocol.MethodHello)}
 }
 
 // Call sends a request and waits for its result.
