@@ -4,23 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"net/http"
-	"net/url"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	"github.com/BurntSushi/toml"
-
+	"github.com/agentd/agentd/rpc/config"
 	"github.com/agentd/agentd/rpc/protocol"
 	"github.com/agentd/agentd/sessions"
 )
@@ -33,106 +27,6 @@ import (
 // when the next event comes makes that event skipped, and logged); a
 // failure is logged with the entry's name. Nothing here ever holds up a
 // session: runs are their own goroutines. docs/notify.md has examples.
-
-// NotifyEntry is one [[notify]] entry of config.toml.
-type NotifyEntry struct {
-	Name    string   `toml:"name"`
-	States  []string `toml:"states"`  // default: ["blocked"]
-	Command []string `toml:"command"` // argv; the event as JSON on stdin
-	URL     string   `toml:"url"`     // POST the event as JSON
-	Timeout string   `toml:"timeout"` // default 10s, at most 5m
-
-	timeout time.Duration
-}
-
-// notifyStates are the states an entry may name.
-var notifyStates = []string{sessions.Blocked, sessions.Done, sessions.Error, sessions.Exited, sessions.Working, sessions.Idle}
-
-// FileConfig is config.toml: the [[notify]] entries, the [desktop]
-// table and the [[hosts]] entries.
-type FileConfig struct {
-	Notify  []NotifyEntry `toml:"notify"`
-	Desktop DesktopConfig `toml:"desktop"`
-	Hosts   []HostEntry   `toml:"hosts"`
-}
-
-// LoadNotifyConfig reads the [[notify]] entries of the config file at path.
-func LoadNotifyConfig(path string) ([]NotifyEntry, error) {
-	cfg, err := LoadConfig(path)
-	return cfg.Notify, err
-}
-
-// LoadConfig reads the config file at path. A missing file is the
-// defaults. A file that does not parse, or an entry that makes no sense,
-// is an error that names the file, the line where toml knows it, and the
-// entry.
-func LoadConfig(path string) (FileConfig, error) {
-	var cfg FileConfig
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return cfg, nil
-	}
-	if err != nil {
-		return cfg, err
-	}
-	md, err := toml.Decode(string(data), &cfg)
-	if err != nil {
-		var perr toml.ParseError
-		if errors.As(err, &perr) {
-			return FileConfig{}, fmt.Errorf("%s:%d: %s", path, perr.Position.Line, perr.Message)
-		}
-		return FileConfig{}, fmt.Errorf("%s: %w", path, err)
-	}
-	if und := md.Undecoded(); len(und) > 0 {
-		return FileConfig{}, fmt.Errorf("%s: unknown key %q", path, und[0].String())
-	}
-	if err := cfg.Desktop.check(path); err != nil {
-		return FileConfig{}, err
-	}
-	if err := checkHosts(path, cfg.Hosts); err != nil {
-		return FileConfig{}, err
-	}
-	for i := range cfg.Notify {
-		e := &cfg.Notify[i]
-		if e.Name == "" {
-			e.Name = fmt.Sprintf("notify #%d", i+1)
-		}
-		bad := func(format string, args ...any) error {
-			return fmt.Errorf("%s: [[notify]] %q: %s", path, e.Name, fmt.Sprintf(format, args...))
-		}
-		if (len(e.Command) == 0) == (e.URL == "") {
-			return FileConfig{}, bad("needs either command (an argv) or url, and not both")
-		}
-		if e.URL != "" {
-			u, err := url.Parse(e.URL)
-			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				return FileConfig{}, bad("url %q: want an http or https address", e.URL)
-			}
-		}
-		if len(e.States) == 0 {
-			e.States = []string{sessions.Blocked}
-		}
-		for _, st := range e.States {
-			if !slices.Contains(notifyStates, st) {
-				return FileConfig{}, bad("state %q: want some of %s", st, strings.Join(notifyStates, ", "))
-			}
-		}
-		e.timeout = 10 * time.Second
-		if e.Timeout != "" {
-			d, err := time.ParseDuration(e.Timeout)
-			if err != nil || d <= 0 || d > 5*time.Minute {
-				return FileConfig{}, bad("timeout %q: want a duration up to 5m, such as \"10s\"", e.Timeout)
-			}
-			e.timeout = d
-		}
-	}
-	return cfg, nil
-}
-
-// NotifyConfigPath is where the daemon reads its config.
-func NotifyConfigPath(configHome string) string {
-	return filepath.Join(configHome, "agentd", "config.toml")
-}
 
 // NotifyEvent is the JSON a notify entry is given.
 type NotifyEvent struct {
@@ -164,7 +58,7 @@ type awayNotifier struct {
 }
 
 type notifyRunner struct {
-	NotifyEntry
+	config.Notify
 	ctx    context.Context
 	log    *slog.Logger
 	mu     sync.Mutex
@@ -172,14 +66,14 @@ type notifyRunner struct {
 	wg     sync.WaitGroup
 }
 
-func newAwayNotifier(entries []NotifyEntry, cooldown time.Duration, log *slog.Logger) *awayNotifier {
+func newAwayNotifier(entries []config.Notify, cooldown time.Duration, log *slog.Logger) *awayNotifier {
 	if len(entries) == 0 {
 		return nil
 	}
 	a := &awayNotifier{log: log, attention: sessions.NewAttention(cooldown)}
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	for _, e := range entries {
-		a.entries = append(a.entries, &notifyRunner{NotifyEntry: e, ctx: a.ctx, log: log})
+		a.entries = append(a.entries, &notifyRunner{Notify: e, ctx: a.ctx, log: log})
 	}
 	return a
 }
@@ -259,7 +153,7 @@ func (r *notifyRunner) fire(body []byte) {
 			r.flying = false
 			r.mu.Unlock()
 		}()
-		ctx, cancel := context.WithTimeout(r.ctx, r.timeout)
+		ctx, cancel := context.WithTimeout(r.ctx, r.Limit)
 		defer cancel()
 		var err error
 		if r.URL != "" {
@@ -317,7 +211,7 @@ func (r *notifyRunner) run(ctx context.Context, body []byte) error {
 		if r.ctx.Err() != nil {
 			return fmt.Errorf("%s: ended with agentd", r.Command[0])
 		}
-		return fmt.Errorf("%s: killed at its timeout of %s", r.Command[0], r.timeout)
+		return fmt.Errorf("%s: killed at its timeout of %s", r.Command[0], r.Limit)
 	}
 }
 

@@ -15,11 +15,22 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/detect"
+	"github.com/agentd/agentd/rpc/config"
 	"github.com/agentd/agentd/sessions"
 )
 
 func testLog(t *testing.T) *slog.Logger {
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// loadNotify is the [[notify]] entries of a config.toml of body.
+func loadNotify(t *testing.T, body string) []config.Notify {
+	t.Helper()
+	cfg, err := config.Load(writeConfig(t, body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg.Notify
 }
 
 func writeConfig(t *testing.T, body string) string {
@@ -29,32 +40,6 @@ func writeConfig(t *testing.T, body string) string {
 		t.Fatal(err)
 	}
 	return p
-}
-
-// A config that makes no sense is refused with the file, the line or the
-// entry, and what is wrong; a missing file is no entries.
-func TestLoadNotifyConfig(t *testing.T) {
-	if e, err := LoadNotifyConfig(filepath.Join(t.TempDir(), "none.toml")); e != nil || err != nil {
-		t.Fatalf("a missing file: %v, %v", e, err)
-	}
-	for body, want := range map[string]string{
-		"[[notify]]\nname = \"x\"\n": `"x": needs either command (an argv) or url, and not both`,
-		"[[notify]]\nname = \"x\"\nurl = \"http://a\"\ncommand = [\"true\"]\n": `not both`,
-		"[[notify]]\nname = \"x\"\nurl = \"ftp://a\"\n":                        `url "ftp://a": want an http or https address`,
-		"[[notify]]\nurl = \"http://a\"\nstates = [\"sleepy\"]\n":              `"notify #1": state "sleepy"`,
-		"[[notify]]\nurl = \"http://a\"\ntimeout = \"1h\"\n":                   `timeout "1h"`,
-		"[[notify]]\nurl = \"http://a\"\nflavour = 1\n":                        `unknown key "notify.flavour"`,
-		"[[notify]\n": `config.toml:2: expected end of table array name delimiter`,
-	} {
-		_, err := LoadNotifyConfig(writeConfig(t, body))
-		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "config.toml") {
-			t.Errorf("config:\n%s\nerror %v, want it to name the file and contain %q", body, err, want)
-		}
-	}
-	e, err := LoadNotifyConfig(writeConfig(t, "[[notify]]\nname = \"pager\"\ncommand = [\"true\"]\n"))
-	if err != nil || len(e) != 1 || e[0].States[0] != sessions.Blocked || e[0].timeout != 10*time.Second {
-		t.Fatalf("defaults: %+v, %v", e, err)
-	}
 }
 
 func blockedInfo(id string) sessions.Info {
@@ -77,10 +62,7 @@ func TestNotifyPostsOncePerCooldown(t *testing.T) {
 		got <- b
 	}))
 	defer srv.Close()
-	entries, err := LoadNotifyConfig(writeConfig(t, "[[notify]]\nname = \"hook\"\nurl = \""+srv.URL+"\"\nstates = [\"blocked\", \"done\"]\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	entries := loadNotify(t, "[[notify]]\nname = \"hook\"\nurl = \""+srv.URL+"\"\nstates = [\"blocked\", \"done\"]\n")
 	a := newAwayNotifier(entries, time.Hour, testLog(t))
 	info := blockedInfo("s1")
 	a.State(info, sessions.State{Name: sessions.Working})
@@ -108,10 +90,7 @@ func TestNotifyPostsOncePerCooldown(t *testing.T) {
 // event that comes while it runs is skipped, not queued behind it.
 func TestNotifyCommandKilledAtItsTimeout(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pid")
-	entries, err := LoadNotifyConfig(writeConfig(t, "[[notify]]\nname = \"slow\"\ntimeout = \"3s\"\ncommand = [\"sh\", \"-c\", \"cat > "+pidFile+".json; sleep 300 & echo $$ $! > "+pidFile+"; wait\"]\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	entries := loadNotify(t, "[[notify]]\nname = \"slow\"\ntimeout = \"3s\"\ncommand = [\"sh\", \"-c\", \"cat > "+pidFile+".json; sleep 300 & echo $$ $! > "+pidFile+"; wait\"]\n")
 	a := newAwayNotifier(entries, time.Hour, testLog(t))
 	a.State(blockedInfo("s1"), sessions.State{Name: sessions.Working})
 	a.State(blockedInfo("s2"), sessions.State{Name: sessions.Working}) // skipped: s1's run is in flight

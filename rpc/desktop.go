@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/agentd/agentd/detect"
+	"github.com/agentd/agentd/rpc/config"
 	"github.com/agentd/agentd/sessions"
 )
 
@@ -22,39 +22,6 @@ import (
 // same guard as runtime_answer. Every call to the notification server is
 // made on one worker goroutine behind a bounded queue, so a server that
 // hangs or fails holds up no session, no client and no daemon.
-
-// DesktopConfig is config.toml's [desktop] table.
-type DesktopConfig struct {
-	// Notify turns desktop notices on or off (default on).
-	Notify *bool `toml:"notify"`
-	// States are the states that raise a notice (default blocked, done,
-	// error).
-	States []string `toml:"states"`
-	// Hosts: the sessions of config.toml's [[hosts]] raise notices here
-	// too, each naming its host (default on; desktophosts.go).
-	Hosts *bool `toml:"hosts"`
-}
-
-// desktopStates are the states a notice may be raised for.
-var desktopStates = []string{sessions.Blocked, sessions.Done, sessions.Error}
-
-func (d *DesktopConfig) check(path string) error {
-	if len(d.States) == 0 {
-		d.States = slices.Clone(desktopStates)
-	}
-	for _, st := range d.States {
-		if !slices.Contains(desktopStates, st) {
-			return fmt.Errorf("%s: [desktop] state %q: want some of %s", path, st, strings.Join(desktopStates, ", "))
-		}
-	}
-	return nil
-}
-
-// enabled reports whether the config leaves desktop notices on.
-func (d DesktopConfig) enabled() bool { return d.Notify == nil || *d.Notify }
-
-// hostsEnabled reports whether other hosts' sessions raise notices here.
-func (d DesktopConfig) hostsEnabled() bool { return d.enabled() && (d.Hosts == nil || *d.Hosts) }
 
 // desktopNotice is one notice as the OS layer shows it.
 type desktopNotice struct {
@@ -126,14 +93,14 @@ type desktopShown struct {
 	closed    bool   // taken down before the server answered
 }
 
-func newDesktopNotifier(cfg DesktopConfig, cooldown time.Duration, log *slog.Logger, open func(desktopEvents) (desktopBackend, error),
+func newDesktopNotifier(cfg config.Desktop, cooldown time.Duration, log *slog.Logger, open func(desktopEvents) (desktopBackend, error),
 	answer func(sessionID, promptID, optionID string) (sessions.State, error), current func(sessionID string) (sessions.Info, bool)) *desktopNotifier {
-	if !cfg.enabled() {
+	if !cfg.Enabled() {
 		log.Info("desktop notices are off ([desktop] notify = false)")
 		return nil
 	}
 	if cfg.States == nil {
-		cfg.States = slices.Clone(desktopStates)
+		cfg.States = slices.Clone(config.DesktopStates)
 	}
 	d := &desktopNotifier{log: log, states: cfg.States, open: open, answer: answer, current: current, ops: make(chan func(desktopBackend), 64),
 		quit: make(chan struct{}), done: make(chan struct{}), ready: make(chan struct{}), attention: sessions.NewAttention(cooldown),

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/detect"
+	"github.com/agentd/agentd/rpc/config"
 	"github.com/agentd/agentd/sessions"
 )
 
@@ -122,7 +123,7 @@ func promptInfo(id, promptID, question string) sessions.Info {
 
 func newTestDesktop(t *testing.T, srv *standInServer, answer func(string, string, string) (sessions.State, error), current func(string) (sessions.Info, bool)) (*desktopNotifier, *syncLog) {
 	log := &syncLog{}
-	d := newDesktopNotifier(DesktopConfig{}, time.Minute, slog.New(slog.NewTextHandler(log, nil)),
+	d := newDesktopNotifier(config.Desktop{}, time.Minute, slog.New(slog.NewTextHandler(log, nil)),
 		func(ev desktopEvents) (desktopBackend, error) { return srv, nil }, answer, current)
 	t.Cleanup(d.close)
 	return d, log
@@ -224,21 +225,9 @@ func TestDesktopFocusCooldownAndTakingDown(t *testing.T) {
 	}
 }
 
-// [desktop] in config.toml: states are checked, notify = false turns the
-// notices off.
-func TestLoadDesktopConfig(t *testing.T) {
-	cfg, err := LoadConfig(writeConfig(t, "[desktop]\nnotify = false\n"))
-	if err != nil || cfg.Desktop.enabled() {
-		t.Fatalf("notify = false: %+v, %v", cfg.Desktop, err)
-	}
-	cfg, err = LoadConfig(writeConfig(t, "[desktop]\nstates = [\"blocked\"]\n"))
-	if err != nil || !cfg.Desktop.enabled() || fmt.Sprint(cfg.Desktop.States) != "[blocked]" {
-		t.Fatalf("states: %+v, %v", cfg.Desktop, err)
-	}
-	if _, err := LoadConfig(writeConfig(t, "[desktop]\nstates = [\"working\"]\n")); err == nil || !strings.Contains(err.Error(), `[desktop] state "working": want some of blocked, done, error`) {
-		t.Fatalf("a bad state: %v", err)
-	}
-	if d := newDesktopNotifier(DesktopConfig{Notify: new(bool)}, 0, testLog(t), nil, nil, nil); d != nil {
+// [desktop] notify = false makes no notifier.
+func TestDesktopOff(t *testing.T) {
+	if d := newDesktopNotifier(config.Desktop{Notify: new(bool)}, 0, testLog(t), nil, nil, nil); d != nil {
 		t.Fatal("notify = false still made a notifier")
 	}
 }

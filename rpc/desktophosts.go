@@ -12,6 +12,7 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/agentd/agentd/rpc/client"
+	"github.com/agentd/agentd/rpc/config"
 	"github.com/agentd/agentd/rpc/protocol"
 	"github.com/agentd/agentd/sessions"
 )
@@ -67,10 +68,10 @@ type hostSession struct {
 // followHosts starts following each remote [[hosts]] entry once the OS's
 // notification service is reached, until ctx ends.
 func (s *Server) followHosts(ctx context.Context) {
-	if s.desktop == nil || s.cfg.Private || s.cfg.FollowHost == nil || !s.cfg.Desktop.hostsEnabled() {
+	if s.desktop == nil || s.cfg.Private || s.cfg.FollowHost == nil || !s.cfg.Desktop.HostsEnabled() {
 		return
 	}
-	var remote []HostEntry
+	var remote []config.Host
 	for _, h := range s.cfg.Hosts {
 		if !h.Local {
 			remote = append(remote, h)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 
+	"github.com/agentd/agentd/rpc/config"
 	"github.com/agentd/agentd/rpc/protocol"
 	"github.com/agentd/agentd/sessions"
 )
@@ -67,18 +68,18 @@ type Config struct {
 	// Socket is the daemon's socket, told to clients in initialize.
 	Socket string
 	// Notify are config.toml's [[notify]] entries (away.go).
-	Notify []NotifyEntry
+	Notify []config.Notify
 	// Upgrade hands the sessions to another binary (upgrade.go): it
 	// returns only when it did not, saying why.
 	Upgrade func(protocol.UpgradeParams) error
 	// Desktop is config.toml's [desktop] table (desktop.go).
-	Desktop DesktopConfig
+	Desktop config.Desktop
 	// Hosts are config.toml's [[hosts]]; with FollowHost, a daemon raises
 	// desktop notices for their sessions too (desktophosts.go).
-	Hosts []HostEntry
+	Hosts []config.Host
 	// FollowHost keeps a connection to h's agentd until ctx ends, telling
 	// f what it hears (hosts.Follow, over ssh).
-	FollowHost func(ctx context.Context, h HostEntry, f HostFollower)
+	FollowHost func(ctx context.Context, h config.Host, f HostFollower)
 }
 
 // NewServer returns a server whose sessions follow opts.

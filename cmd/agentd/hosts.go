@@ -17,7 +17,7 @@ import (
 
 	"github.com/adrg/xdg"
 
-	"github.com/agentd/agentd/rpc"
+	"github.com/agentd/agentd/rpc/config"
 	"github.com/agentd/agentd/rpc/hosts"
 	"github.com/agentd/agentd/rpc/protocol"
 )
@@ -38,20 +38,20 @@ func hostFlag(fs *flag.FlagSet) *string {
 
 // configuredHosts is config.toml's [[hosts]], with this machine among them
 // (as "local" where no entry says local = true).
-func configuredHosts() ([]rpc.HostEntry, error) {
-	cfg, err := rpc.LoadConfig(rpc.NotifyConfigPath(xdg.ConfigHome))
+func configuredHosts() ([]config.Host, error) {
+	cfg, err := config.Load(config.Path(xdg.ConfigHome))
 	if err != nil {
 		return nil, err
 	}
 	list := cfg.Hosts
-	if !slices.ContainsFunc(list, func(h rpc.HostEntry) bool { return h.Local }) {
-		list = append([]rpc.HostEntry{{Name: rpc.LocalHost, Local: true}}, list...)
+	if !slices.ContainsFunc(list, func(h config.Host) bool { return h.Local }) {
+		list = append([]config.Host{{Name: config.LocalHost, Local: true}}, list...)
 	}
 	return list, nil
 }
 
 // lookupHost finds the entry named name.
-func lookupHost(list []rpc.HostEntry, name string) (rpc.HostEntry, error) {
+func lookupHost(list []config.Host, name string) (config.Host, error) {
 	var names []string
 	for _, h := range list {
 		if h.Name == name {
@@ -59,7 +59,7 @@ func lookupHost(list []rpc.HostEntry, name string) (rpc.HostEntry, error) {
 		}
 		names = append(names, h.Name)
 	}
-	return rpc.HostEntry{}, fmt.Errorf("no host %q in %s (hosts: %s)", name, rpc.NotifyConfigPath(xdg.ConfigHome), strings.Join(names, ", "))
+	return config.Host{}, fmt.Errorf("no host %q in %s (hosts: %s)", name, config.Path(xdg.ConfigHome), strings.Join(names, ", "))
 }
 
 // dialHost connects to host's daemon: this machine's where host is empty
@@ -83,7 +83,7 @@ func dialHost(socket, host string, start bool, stderr io.Writer) (*cli, error) {
 }
 
 // dialRemote reaches h over ssh as a CLI client.
-func dialRemote(h rpc.HostEntry, start bool) (*cli, error) {
+func dialRemote(h config.Host, start bool) (*cli, error) {
 	k := &cli{host: h.Name, arrived: make(chan struct{}, 1)}
 	ctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
 	defer cancel()
@@ -141,7 +141,7 @@ const (
 
 // reportHosts asks every host for its sessions at once: a host that does
 // not answer is reported so, and holds up no other.
-func reportHosts(socket string, list []rpc.HostEntry) []hostReport {
+func reportHosts(socket string, list []config.Host) []hostReport {
 	out := make([]hostReport, len(list))
 	var wg sync.WaitGroup
 	for i, h := range list {
@@ -155,7 +155,7 @@ func reportHosts(socket string, list []rpc.HostEntry) []hostReport {
 	return out
 }
 
-func reportHost(socket string, h rpc.HostEntry) (rep hostReport) {
+func reportHost(socket string, h config.Host) (rep hostReport) {
 	rep = hostReport{Name: h.Name, Destination: h.SSH, Sessions: []protocol.Session{}}
 	if h.Local {
 		rep.Destination = "this machine"

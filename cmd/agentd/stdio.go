@@ -17,6 +17,7 @@ import (
 	"github.com/adrg/xdg"
 
 	"github.com/agentd/agentd/rpc"
+	"github.com/agentd/agentd/rpc/config"
 	"github.com/agentd/agentd/rpc/hosts"
 	"github.com/agentd/agentd/rpc/protocol"
 	"github.com/agentd/agentd/sessions"
@@ -106,7 +107,7 @@ func newHost(f *serverFlags, private bool, socket string, stderr io.Writer, keep
 			fmt.Fprintf(stderr, "agentd: warning: %v\n", w)
 		}
 	}
-	conf, err := rpc.LoadConfig(rpc.NotifyConfigPath(xdg.ConfigHome))
+	conf, err := config.Load(config.Path(xdg.ConfigHome))
 	if err != nil {
 		log.Warn("config problem: no notify commands run and no other host is followed", "err", err)
 		if !f.verbose {
@@ -138,7 +139,7 @@ func newHost(f *serverFlags, private bool, socket string, stderr io.Writer, keep
 	h := &host{log: log, keeper: keeper}
 	if !private {
 		cfg.Hosts = conf.Hosts
-		cfg.FollowHost = func(ctx context.Context, h rpc.HostEntry, f rpc.HostFollower) {
+		cfg.FollowHost = func(ctx context.Context, h config.Host, f rpc.HostFollower) {
 			hosts.Follow(ctx, h, protocol.ClientInfo{Name: "agentd-desktop", Version: version}, f)
 		}
 		cfg.Upgrade = func(p protocol.UpgradeParams) error {

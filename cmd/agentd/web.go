@@ -22,8 +22,8 @@ import (
 	qrcode "github.com/skip2/go-qrcode"
 
 	"github.com/agentd/agentd/editors/web"
-	"github.com/agentd/agentd/rpc"
 	"github.com/agentd/agentd/rpc/client"
+	"github.com/agentd/agentd/rpc/config"
 	"github.com/agentd/agentd/rpc/hosts"
 	"github.com/agentd/agentd/rpc/protocol"
 )
@@ -309,7 +309,7 @@ func reachableIPs(withV6 bool) []net.IP {
 // through its socket, the others each through one long-lived ssh
 // connection (`agentd --stdio --no-start` there: the page never starts a
 // daemon anywhere).
-func webMachines(socket string, list []rpc.HostEntry) []web.Machine {
+func webMachines(socket string, list []config.Host) []web.Machine {
 	var out []web.Machine
 	for _, h := range list {
 		if h.Local {

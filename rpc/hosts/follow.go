@@ -5,7 +5,8 @@ import (
 	"errors"
 	"time"
 
-	"github.com/agentd/agentd/rpc"
+	"github.com/agentd/agentd/rpc/client"
+	"github.com/agentd/agentd/rpc/config"
 	"github.com/agentd/agentd/rpc/protocol"
 )
 
@@ -20,12 +21,22 @@ const (
 	followDial = 45 * time.Second
 )
 
+// Follower hears one host's agentd over the connection Follow keeps:
+// Connected with its sessions as listed, then each notification, then
+// Lost when the connection ends or cannot be made, and again. (rpc's
+// HostFollower, the daemon's desktop notices for other hosts, is one.)
+type Follower interface {
+	Connected(c *client.Client, list []protocol.Session)
+	Note(n client.Notification)
+	Lost(err error)
+}
+
 // Follow keeps one connection to h's agentd while ctx lasts, as a
 // background client (it keeps no idle daemon there running, and starts
 // none): f is told of each connection with the sessions listed, of every
 // notification on it, and of each loss, and Follow dials again after a
 // backoff.
-func Follow(ctx context.Context, h rpc.HostEntry, who protocol.ClientInfo, f rpc.HostFollower) {
+func Follow(ctx context.Context, h config.Host, who protocol.ClientInfo, f Follower) {
 	who.Background = true
 	wait := followFirst
 	for ctx.Err() == nil {
@@ -55,7 +66,7 @@ func Follow(ctx context.Context, h rpc.HostEntry, who protocol.ClientInfo, f rpc
 }
 
 // follow dials h and lists its sessions.
-func follow(ctx context.Context, h rpc.HostEntry, who protocol.ClientInfo, f rpc.HostFollower) (*Remote, []protocol.Session, error) {
+func follow(ctx context.Context, h config.Host, who protocol.ClientInfo, f Follower) (*Remote, []protocol.Session, error) {
 	dctx, cancel := context.WithTimeout(ctx, followDial)
 	defer cancel()
 	r, err := Dial(dctx, h, false, who, f.Note)

@@ -19,8 +19,8 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 
-	"github.com/agentd/agentd/rpc"
 	"github.com/agentd/agentd/rpc/client"
+	"github.com/agentd/agentd/rpc/config"
 	"github.com/agentd/agentd/rpc/protocol"
 )
 
@@ -32,7 +32,7 @@ import (
 // so a machine the person's keys do not open is unreachable, and says so.
 // ServerAlive: a link that drops is noticed within 45 s, not at the next
 // write.
-func Argv(h rpc.HostEntry, start bool) []string {
+func Argv(h config.Host, start bool) []string {
 	argv := []string{"ssh", "-T",
 		"-o", "BatchMode=yes", "-o", "ConnectTimeout=10",
 		"-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=3"}
@@ -47,7 +47,7 @@ func Argv(h rpc.HostEntry, start bool) []string {
 // Remote is a connection to another machine's agentd.
 type Remote struct {
 	*client.Client
-	Host rpc.HostEntry
+	Host config.Host
 	// Init is what the daemon there said to initialize: its version, its
 	// agents.
 	Init protocol.InitializeResult
@@ -60,7 +60,7 @@ var ErrNoDaemon = errors.New("no agentd daemon runs there")
 // wrong: ssh's own last words where it ended (unreachable,
 // refused, no key), ErrNoDaemon where nothing runs there and start is
 // false, or no answer before ctx ends.
-func Dial(ctx context.Context, h rpc.HostEntry, start bool, who protocol.ClientInfo, onNote func(client.Notification)) (*Remote, error) {
+func Dial(ctx context.Context, h config.Host, start bool, who protocol.ClientInfo, onNote func(client.Notification)) (*Remote, error) {
 	if h.Local || h.SSH == "" {
 		return nil, errors.New("not a host reached over ssh")
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/rpc"
+	"github.com/agentd/agentd/rpc/config"
 	"github.com/agentd/agentd/rpc/protocol"
 )
 
@@ -16,7 +16,7 @@ import (
 // before it, and only agentd's own words after it: nothing a session
 // holds goes on ssh's command line.
 func TestArgv(t *testing.T) {
-	h := rpc.HostEntry{Name: "box", SSH: "me@box", SSHOptions: []string{"-p", "2222"}, Agentd: "~/bin/agentd"}
+	h := config.Host{Name: "box", SSH: "me@box", SSHOptions: []string{"-p", "2222"}, Agentd: "~/bin/agentd"}
 	got := Argv(h, false)
 	want := []string{"ssh", "-T", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=3",
 		"-p", "2222", "--", "me@box", "~/bin/agentd --stdio --no-start"}
@@ -31,7 +31,7 @@ func TestArgv(t *testing.T) {
 // A destination ssh cannot reach: the error is ssh's own last words, and
 // comes well before the deadline.
 func TestDialUnreachable(t *testing.T) {
-	h := rpc.HostEntry{Name: "none", SSH: "127.0.0.1", SSHOptions: []string{"-F", "/dev/null", "-p", "1", "-o", "UserKnownHostsFile=/dev/null"}, Agentd: "agentd"}
+	h := config.Host{Name: "none", SSH: "127.0.0.1", SSHOptions: []string{"-F", "/dev/null", "-p", "1", "-o", "UserKnownHostsFile=/dev/null"}, Agentd: "agentd"}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	_, err := Dial(ctx, h, false, protocol.ClientInfo{Name: "test"}, nil)

@@ -1,4 +1,4 @@
-package rpc
+package config
 
 import (
 	"fmt"
@@ -6,12 +6,12 @@ import (
 	"strings"
 )
 
-// HostEntry is one [[hosts]] entry of config.toml: a machine whose agentd
+// Host is one [[hosts]] entry of config.toml: a machine whose agentd
 // sessions `agentd ls --all`, `agentd -H NAME …` and `agentd web --hosts`
 // show beside this one's. Another machine is reached with the person's
 // own ssh (their keys, agent and known_hosts); agentd listens on no port
 // for it. docs/hosts.md.
-type HostEntry struct {
+type Host struct {
 	Name string `toml:"name"`
 	// SSH is the destination as ssh takes it: host, user@host, or a Host
 	// of ~/.ssh/config.
@@ -40,7 +40,7 @@ var hostNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$`)
 var hostKeyBypass = []string{"stricthostkeychecking=no", "stricthostkeychecking=off", "userknownhostsfile=/dev/null", "globalknownhostsfile=/dev/null"}
 
 // checkHosts checks the [[hosts]] entries and fills in their defaults.
-func checkHosts(path string, hosts []HostEntry) error {
+func checkHosts(path string, hosts []Host) error {
 	seen := map[string]bool{}
 	locals := 0
 	for i := range hosts {

@@ -1,4 +1,4 @@
-package rpc
+package config
 
 import (
 	"strings"
@@ -9,7 +9,7 @@ import (
 // wrong refused with a message that names the entry and the problem,
 // a host-key bypass among them.
 func TestHostsConfig(t *testing.T) {
-	cfg, err := LoadConfig(writeConfig(t, `
+	cfg, err := Load(writeConfig(t, `
 [[hosts]]
 name = "box"
 ssh = "me@box.example"
@@ -38,7 +38,7 @@ local = true
 		`name = "me"` + "\nlocal = true\nagentd = \"x\"":                                           `takes no ssh_options or agentd`,
 		`name = "box"` + "\nssh = \"x\"\nport = 22":                                                `unknown key "hosts.port"`,
 	} {
-		_, err := LoadConfig(writeConfig(t, "[[hosts]]\n"+entry+"\n"))
+		_, err := Load(writeConfig(t, "[[hosts]]\n"+entry+"\n"))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("[[hosts]] %q: error %v, want one saying %q", entry, err, want)
 		}
