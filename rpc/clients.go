@@ -18,7 +18,7 @@ type clientConn struct {
 	srv  *Server
 	id   int
 	conn *jsonrpc2.Conn
-	out  *notifier
+	out  *outbox
 
 	exitOnce sync.Once
 	exit     chan struct{} // closed on the exit notification
@@ -53,7 +53,7 @@ func (s *Server) newClient(ctx context.Context, st *protocol.Stream) *clientConn
 	s.nextID++
 	c := &clientConn{srv: s, id: s.nextID, exit: make(chan struct{}), attention: sessions.NewAttention(s.cfg.Cooldown), watching: map[string]bool{}}
 	s.mu.Unlock()
-	c.out = newNotifier(s.log)
+	c.out = newOutbox(s.log)
 	c.out.repaint = func(id string) string {
 		if sess, err := s.mgr.Get(id); err == nil {
 			return sess.Repaint(false) // the viewer has the history; it missed some output
@@ -142,8 +142,8 @@ func (s *Server) poke() {
 // State implements sessions.Events: every client is told, each deciding
 // its own attention.
 func (s *Server) State(info sessions.Info, previous sessions.State) {
-	if s.away != nil {
-		s.away.State(info, previous)
+	if s.commands != nil {
+		s.commands.State(info, previous)
 	}
 	if s.desktop != nil {
 		s.desktop.State(info, previous, s.desktopView())

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/agentd/agentd/rpc/notices"
 	"github.com/agentd/agentd/rpc/protocol"
 )
 
@@ -23,14 +24,16 @@ func (s *Server) Run(ctx context.Context, ln *net.UnixListener, idle time.Durati
 	go func() { accepted <- s.accept(ctx, ln) }()
 	hostsCtx, stopHosts := context.WithCancel(ctx)
 	defer stopHosts()
-	s.followHosts(hostsCtx)
+	if !s.cfg.Private {
+		s.hosts.Store(notices.FollowHosts(hostsCtx, s.desktop, s.cfg.Desktop, s.cfg.Hosts, s.cfg.Version, s.desktopView, s.log))
+	}
 	reason := s.waitIdle(ctx, idle, accepted)
 	stopHosts()
 	s.log.Info("daemon ending", "why", reason, "sessions", s.mgr.Live(), "clients", s.Clients())
 	_ = ln.Close()
 	s.mgr.Shutdown()
-	s.away.close()
-	s.desktop.close()
+	s.commands.Close()
+	s.desktop.Close()
 	for _, c := range s.clientList() {
 		s.dropClient(c, true)
 	}

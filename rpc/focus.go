@@ -2,8 +2,8 @@ package rpc
 
 import (
 	"context"
-	"fmt"
 
+	"github.com/agentd/agentd/rpc/notices"
 	"github.com/agentd/agentd/rpc/protocol"
 	"github.com/agentd/agentd/sessions"
 )
@@ -25,31 +25,28 @@ func (s *Server) focus(_ context.Context, c *clientConn, p protocol.FocusParams)
 // desktopView is what the clients connected now say about desktop
 // notices: how many are focused, and whether one turned them off. A
 // client that has gone counts as neither.
-func (s *Server) desktopView() desktopView {
-	var v desktopView
+func (s *Server) desktopView() notices.View {
+	var v notices.View
 	for _, c := range s.clientList() {
 		c.mu.Lock()
 		if c.focused {
-			v.focused++
+			v.Focused++
 		}
-		if c.desktopOff && !v.optedOut {
-			v.optedOut, v.optedOutBy = true, c.name
+		if c.desktopOff && !v.OptedOut {
+			v.OptedOut, v.OptedOutBy = true, c.name
 		}
 		c.mu.Unlock()
 	}
 	return v
 }
 
-// newDesktop starts the desktop notifier with the OS's service (open),
-// answering from a notice through the same guard as runtime_answer.
-func (s *Server) newDesktop(open func(desktopEvents) (desktopBackend, error)) *desktopNotifier {
+// newDesktop starts the desktop notices, answering from a notice through
+// the same guard as runtime_answer: this machine's, or another host's
+// there (notices.Hosts).
+func (s *Server) newDesktop() *notices.Desktop {
 	answer := func(sessionID, promptID, optionID string) (sessions.State, error) {
-		if host, id, remote := remoteKey(sessionID); remote {
-			f := s.hostFeed(host)
-			if f == nil {
-				return sessions.State{}, fmt.Errorf("host %s is not followed", host)
-			}
-			return f.answer(id, promptID, optionID)
+		if st, remote, err := s.hosts.Load().Answer(sessionID, promptID, optionID); remote {
+			return st, err
 		}
 		sess, err := s.mgr.Get(sessionID)
 		if err != nil {
@@ -58,11 +55,8 @@ func (s *Server) newDesktop(open func(desktopEvents) (desktopBackend, error)) *d
 		return sess.Answer(promptID, optionID, "")
 	}
 	current := func(sessionID string) (sessions.Info, bool) {
-		if host, id, remote := remoteKey(sessionID); remote {
-			if f := s.hostFeed(host); f != nil {
-				return f.current(id)
-			}
-			return sessions.Info{}, false
+		if info, ok, remote := s.hosts.Load().Current(sessionID); remote {
+			return info, ok
 		}
 		sess, err := s.mgr.Get(sessionID)
 		if err != nil {
@@ -70,5 +64,5 @@ func (s *Server) newDesktop(open func(desktopEvents) (desktopBackend, error)) *d
 		}
 		return sess.Info(), true
 	}
-	return newDesktopNotifier(s.cfg.Desktop, s.cfg.Cooldown, s.log, open, answer, current)
+	return notices.NewDesktop(s.cfg.Desktop, s.cfg.Cooldown, s.log, answer, current)
 }

@@ -14,11 +14,13 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/agentd/agentd/rpc/config"
+	"github.com/agentd/agentd/rpc/notices"
 	"github.com/agentd/agentd/rpc/protocol"
 	"github.com/agentd/agentd/sessions"
 )
@@ -28,11 +30,14 @@ import (
 // the fan-out point: each client has its own notification queue (so a slow
 // one holds up nobody), its own output subscriptions and its own attention.
 type Server struct {
-	cfg     Config
-	log     *slog.Logger
-	mgr     *sessions.Manager
-	away    *awayNotifier    // nil without [[notify]] entries
-	desktop *desktopNotifier // nil when [desktop] notify = false
+	cfg      Config
+	log      *slog.Logger
+	mgr      *sessions.Manager
+	commands *notices.Commands // [[notify]] commands; nil without entries
+	desktop  *notices.Desktop  // nil when [desktop] notify = false
+	// hosts are the other machines whose sessions raise desktop notices
+	// here; nil until the daemon runs, and where there are none.
+	hosts   atomic.Pointer[notices.Hosts]
 	started time.Time
 	// instance names this daemon to its clients: "pid-start" as it began,
 	// kept across handovers, and by a daemon that recovered the sessions.
@@ -48,9 +53,6 @@ type Server struct {
 	changed chan struct{}
 
 	lastUpgrade *protocol.UpgradeRecord // guarded by mu
-	// hostFeeds are the other machines whose sessions raise desktop
-	// notices here (desktophosts.go), by host name; guarded by mu.
-	hostFeeds map[string]*hostFeed
 
 	stopOnce sync.Once
 	stop     chan struct{} // closed when the server is to end: exit (private) or agentd/stop
@@ -74,12 +76,9 @@ type Config struct {
 	Upgrade func(protocol.UpgradeParams) error
 	// Desktop is config.toml's [desktop] table (desktop.go).
 	Desktop config.Desktop
-	// Hosts are config.toml's [[hosts]]; with FollowHost, a daemon raises
-	// desktop notices for their sessions too (desktophosts.go).
+	// Hosts are config.toml's [[hosts]]: a daemon raises desktop notices
+	// for their sessions too (notices.FollowHosts).
 	Hosts []config.Host
-	// FollowHost keeps a connection to h's agentd until ctx ends, telling
-	// f what it hears (hosts.Follow, over ssh).
-	FollowHost func(ctx context.Context, h config.Host, f HostFollower)
 }
 
 // NewServer returns a server whose sessions follow opts.
@@ -93,8 +92,8 @@ func NewServer(opts sessions.Options, cfg Config) *Server {
 	now := time.Now()
 	s := &Server{cfg: cfg, log: cfg.Log, started: now, instance: fmt.Sprintf("%d-%d", os.Getpid(), now.UnixNano()), clients: map[*clientConn]struct{}{},
 		changed: make(chan struct{}, 1), stop: make(chan struct{})}
-	s.away = newAwayNotifier(cfg.Notify, cfg.Cooldown, cfg.Log)
-	s.desktop = s.newDesktop(openDesktop)
+	s.commands = notices.NewCommands(cfg.Notify, cfg.Cooldown, cfg.Log)
+	s.desktop = s.newDesktop()
 	s.mgr = sessions.NewManager(opts, s)
 	return s
 }
@@ -115,8 +114,8 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	}
 	if s.cfg.Private {
 		s.mgr.Shutdown()
-		s.away.close()
-		s.desktop.close()
+		s.commands.Close()
+		s.desktop.Close()
 	}
 	s.dropClient(c, true)
 	return nil

@@ -41,20 +41,3 @@ func wireAuthMethods(ms []acp.AuthMethod) []protocol.AuthMethod {
 	}
 	return out
 }
-
-// shownPrompt is a prompt another machine's agentd showed, as this one's
-// desktop notices take it (desktophosts.go). It has no keys: answering it
-// is that machine's to do.
-func shownPrompt(p *protocol.Prompt) *detect.Prompt {
-	if p == nil {
-		return nil
-	}
-	out := &detect.Prompt{ID: p.ID, Kind: p.Kind, Question: p.Question, Options: make([]detect.Option, len(p.Options)), Freeform: p.Freeform}
-	if s := p.Subject; s != nil {
-		out.Subject = &detect.Subject{Kind: s.Kind, Text: s.Text, Detail: s.Detail, Truncated: s.Truncated}
-	}
-	for i, o := range p.Options {
-		out.Options[i] = detect.Option{ID: o.ID, Label: o.Label, Description: o.Description, Kind: o.Kind, Selected: o.Selected}
-	}
-	return out
-}

@@ -18,7 +18,6 @@ import (
 
 	"github.com/agentd/agentd/rpc"
 	"github.com/agentd/agentd/rpc/config"
-	"github.com/agentd/agentd/rpc/hosts"
 	"github.com/agentd/agentd/rpc/protocol"
 	"github.com/agentd/agentd/sessions"
 )
@@ -139,9 +138,6 @@ func newHost(f *serverFlags, private bool, socket string, stderr io.Writer, keep
 	h := &host{log: log, keeper: keeper}
 	if !private {
 		cfg.Hosts = conf.Hosts
-		cfg.FollowHost = func(ctx context.Context, h config.Host, f rpc.HostFollower) {
-			hosts.Follow(ctx, h, protocol.ClientInfo{Name: "agentd-desktop", Version: version}, f)
-		}
 		cfg.Upgrade = func(p protocol.UpgradeParams) error {
 			if h.files == nil {
 				return errors.New("this daemon is still starting")

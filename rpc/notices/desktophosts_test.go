@@ -1,4 +1,4 @@
-package rpc
+package notices
 
 import (
 	"context"
@@ -22,10 +22,9 @@ import (
 // over real ssh to a real dunst.
 func TestHostFeedOrder(t *testing.T) {
 	srv := newStandIn()
-	s := &Server{}
 	d, log := newTestDesktop(t, srv, nil, nil)
-	s.desktop, s.log = d, d.log
-	f := &hostFeed{s: s, host: "box", sessions: map[string]*hostSession{}}
+	hs := &Hosts{desktop: d, view: func() View { return View{} }, log: d.log, feeds: map[string]*hostFeed{}}
+	f := hs.feed("box")
 	note := func(p protocol.StateNotification) {
 		raw, _ := json.Marshal(p)
 		f.Note(client.Notification{Method: protocol.NoteState, Params: raw})

@@ -1,4 +1,4 @@
-package rpc
+package notices
 
 import (
 	"context"
@@ -60,9 +60,9 @@ var errCannotClose = errors.New("notices cannot be taken down on this OS")
 // desktopCallTimeout bounds one call to the notification server.
 const desktopCallTimeout = 5 * time.Second
 
-// desktopNotifier decides when a notice is due and keeps each session's
+// Desktop decides when a notice is due and keeps each session's
 // notice up to date.
-type desktopNotifier struct {
+type Desktop struct {
 	log    *slog.Logger
 	states []string
 	open   func(desktopEvents) (desktopBackend, error)
@@ -75,7 +75,7 @@ type desktopNotifier struct {
 	quit chan struct{}
 	done chan struct{}
 	// ready is closed once the OS's notification service is reached;
-	// never where there is none.
+	// never where there is none (Ready).
 	ready chan struct{}
 
 	mu        sync.Mutex
@@ -93,8 +93,16 @@ type desktopShown struct {
 	closed    bool   // taken down before the server answered
 }
 
-func newDesktopNotifier(cfg config.Desktop, cooldown time.Duration, log *slog.Logger, open func(desktopEvents) (desktopBackend, error),
-	answer func(sessionID, promptID, optionID string) (sessions.State, error), current func(sessionID string) (sessions.Info, bool)) *desktopNotifier {
+// NewDesktop starts the desktop notices with the OS's notification
+// service; nil when [desktop] notify = false. answer answers a session's
+// prompt the way runtime_answer does; current is a session's state now.
+func NewDesktop(cfg config.Desktop, cooldown time.Duration, log *slog.Logger,
+	answer func(sessionID, promptID, optionID string) (sessions.State, error), current func(sessionID string) (sessions.Info, bool)) *Desktop {
+	return newDesktop(cfg, cooldown, log, openDesktop, answer, current)
+}
+
+func newDesktop(cfg config.Desktop, cooldown time.Duration, log *slog.Logger, open func(desktopEvents) (desktopBackend, error),
+	answer func(sessionID, promptID, optionID string) (sessions.State, error), current func(sessionID string) (sessions.Info, bool)) *Desktop {
 	if !cfg.Enabled() {
 		log.Info("desktop notices are off ([desktop] notify = false)")
 		return nil
@@ -102,7 +110,7 @@ func newDesktopNotifier(cfg config.Desktop, cooldown time.Duration, log *slog.Lo
 	if cfg.States == nil {
 		cfg.States = slices.Clone(config.DesktopStates)
 	}
-	d := &desktopNotifier{log: log, states: cfg.States, open: open, answer: answer, current: current, ops: make(chan func(desktopBackend), 64),
+	d := &Desktop{log: log, states: cfg.States, open: open, answer: answer, current: current, ops: make(chan func(desktopBackend), 64),
 		quit: make(chan struct{}), done: make(chan struct{}), ready: make(chan struct{}), attention: sessions.NewAttention(cooldown),
 		shown: map[string]*desktopShown{}, byID: map[uint32]*desktopShown{}}
 	go d.run()
@@ -111,7 +119,7 @@ func newDesktopNotifier(cfg config.Desktop, cooldown time.Duration, log *slog.Lo
 
 // run connects to the notification service, then makes every call in
 // order. Without a service it logs once and drops what comes.
-func (d *desktopNotifier) run() {
+func (d *Desktop) run() {
 	defer close(d.done)
 	b, err := d.open(desktopEvents{Action: d.action, Closed: d.closedByServer})
 	if err != nil {
@@ -134,7 +142,7 @@ func (d *desktopNotifier) run() {
 }
 
 // do queues op for the worker; a full queue drops it, and says so.
-func (d *desktopNotifier) do(what string, op func(desktopBackend)) {
+func (d *Desktop) do(what string, op func(desktopBackend)) {
 	select {
 	case d.ops <- op:
 	default:
@@ -142,8 +150,12 @@ func (d *desktopNotifier) do(what string, op func(desktopBackend)) {
 	}
 }
 
-// close ends the worker; notices on screen stay (they say what was).
-func (d *desktopNotifier) close() {
+// Ready is closed once the OS's notification service is reached; never
+// where there is none.
+func (d *Desktop) Ready() <-chan struct{} { return d.ready }
+
+// Close ends the worker; notices on screen stay (they say what was).
+func (d *Desktop) Close() {
 	if d == nil {
 		return
 	}
@@ -155,15 +167,15 @@ func (d *desktopNotifier) close() {
 	<-d.done
 }
 
-// desktopView is what the server knows of its clients at a state change.
-type desktopView struct {
-	focused    int  // clients that say they are focused
-	optedOut   bool // a client's setting turned desktop notices off
-	optedOutBy string
+// View is what the server knows of its clients at a state change.
+type View struct {
+	Focused    int  // clients that say they are focused
+	OptedOut   bool // a client's setting turned desktop notices off
+	OptedOutBy string
 }
 
 // State is called on every state change of a session.
-func (d *desktopNotifier) State(info sessions.Info, previous sessions.State, view desktopView) {
+func (d *Desktop) State(info sessions.Info, previous sessions.State, view View) {
 	st := info.State
 	promptID := ""
 	if st.Prompt != nil {
@@ -186,19 +198,19 @@ func (d *desktopNotifier) State(info sessions.Info, previous sessions.State, vie
 		return
 	}
 	switch {
-	case view.optedOut:
+	case view.OptedOut:
 		d.mu.Unlock()
 		if old != nil {
 			d.takeDownLocked(old)
 		}
-		d.log.Info("desktop notice suppressed: a client turned them off", "session", info.ID, "state", st.Name, "client", view.optedOutBy)
+		d.log.Info("desktop notice suppressed: a client turned them off", "session", info.ID, "state", st.Name, "client", view.OptedOutBy)
 		return
-	case view.focused > 0:
+	case view.Focused > 0:
 		d.mu.Unlock()
 		if replace {
 			d.takeDownLocked(old)
 		}
-		d.log.Info("desktop notice suppressed: focused client", "session", info.ID, "state", st.Name, "focused", view.focused)
+		d.log.Info("desktop notice suppressed: focused client", "session", info.ID, "state", st.Name, "focused", view.Focused)
 		return
 	}
 	if !replace && !d.attention.Raise(info.ID, st, previous, time.Now()) {
@@ -218,14 +230,14 @@ func (d *desktopNotifier) State(info sessions.Info, previous sessions.State, vie
 }
 
 // takeDownLocked is takeDown for a caller that does not hold d.mu.
-func (d *desktopNotifier) takeDownLocked(sh *desktopShown) {
+func (d *Desktop) takeDownLocked(sh *desktopShown) {
 	d.mu.Lock()
 	d.takeDown(sh)
 	d.mu.Unlock()
 }
 
 // takeDown closes sh's notice; d.mu is held.
-func (d *desktopNotifier) takeDown(sh *desktopShown) {
+func (d *Desktop) takeDown(sh *desktopShown) {
 	if d.shown[sh.sessionID] == sh {
 		delete(d.shown, sh.sessionID)
 	}
@@ -254,10 +266,10 @@ func (d *desktopNotifier) takeDown(sh *desktopShown) {
 }
 
 // show queues the notice for sh, in place of replaces' when not nil.
-func (d *desktopNotifier) show(sh, replaces *desktopShown, info sessions.Info) {
+func (d *Desktop) show(sh, replaces *desktopShown, info sessions.Info) {
 	d.do("Notify", func(b desktopBackend) {
 		n := noticeFor(info, b.Actions())
-		if _, _, remote := remoteKey(info.ID); remote && b.Actions() && info.State.Name == sessions.Blocked && info.State.Prompt != nil {
+		if _, _, remote := RemoteKey(info.ID); remote && b.Actions() && info.State.Name == sessions.Blocked && info.State.Prompt != nil {
 			// Which options have keys is the other machine's to know: it
 			// gets every button, and its guard refuses what it cannot type.
 			n.Actions = promptActions(info.State.Prompt, true)
@@ -354,7 +366,7 @@ func promptActions(p *detect.Prompt, acp bool) []desktopAction {
 }
 
 // Seen takes down a session's notice: the person looked at it.
-func (d *desktopNotifier) Seen(sessionID string) {
+func (d *Desktop) Seen(sessionID string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if sh := d.shown[sessionID]; sh != nil {
@@ -363,7 +375,7 @@ func (d *desktopNotifier) Seen(sessionID string) {
 }
 
 // Exited takes down a session's notice and forgets it.
-func (d *desktopNotifier) Exited(sessionID string) {
+func (d *Desktop) Exited(sessionID string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if sh := d.shown[sessionID]; sh != nil {
@@ -378,11 +390,11 @@ func (d *desktopNotifier) Exited(sessionID string) {
 // Notify that showed the notice has returned its id to show, so the click
 // is looked up on the worker, after that call (a click on a notice just
 // shown was taken for one agentd no longer tracks, under load).
-func (d *desktopNotifier) action(id uint32, key string) {
+func (d *Desktop) action(id uint32, key string) {
 	d.do("ActionInvoked", func(desktopBackend) { d.clicked(id, key) })
 }
 
-func (d *desktopNotifier) clicked(id uint32, key string) {
+func (d *Desktop) clicked(id uint32, key string) {
 	d.mu.Lock()
 	sh := d.byID[id]
 	d.mu.Unlock()
@@ -406,7 +418,7 @@ func (d *desktopNotifier) clicked(id uint32, key string) {
 }
 
 // refresh replaces a stale notice with one for the session's state now.
-func (d *desktopNotifier) refresh(sh *desktopShown) {
+func (d *Desktop) refresh(sh *desktopShown) {
 	info, ok := d.current(sh.sessionID)
 	d.mu.Lock()
 	if d.shown[sh.sessionID] != sh {
@@ -430,11 +442,11 @@ func (d *desktopNotifier) refresh(sh *desktopShown) {
 
 // closedByServer: the person dismissed the notice, or it expired. Looked
 // up on the worker, after the Notify that showed it, as a click is.
-func (d *desktopNotifier) closedByServer(id uint32, reason uint32) {
+func (d *Desktop) closedByServer(id uint32, reason uint32) {
 	d.do("NotificationClosed", func(desktopBackend) { d.closed(id, reason) })
 }
 
-func (d *desktopNotifier) closed(id uint32, reason uint32) {
+func (d *Desktop) closed(id uint32, reason uint32) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	sh := d.byID[id]

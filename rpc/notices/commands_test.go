@@ -1,4 +1,4 @@
-package rpc
+package notices
 
 import (
 	"encoding/json"
@@ -63,7 +63,7 @@ func TestNotifyPostsOncePerCooldown(t *testing.T) {
 	}))
 	defer srv.Close()
 	entries := loadNotify(t, "[[notify]]\nname = \"hook\"\nurl = \""+srv.URL+"\"\nstates = [\"blocked\", \"done\"]\n")
-	a := newAwayNotifier(entries, time.Hour, testLog(t))
+	a := NewCommands(entries, time.Hour, testLog(t))
 	info := blockedInfo("s1")
 	a.State(info, sessions.State{Name: sessions.Working})
 	a.wait()
@@ -91,7 +91,7 @@ func TestNotifyPostsOncePerCooldown(t *testing.T) {
 func TestNotifyCommandKilledAtItsTimeout(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	entries := loadNotify(t, "[[notify]]\nname = \"slow\"\ntimeout = \"3s\"\ncommand = [\"sh\", \"-c\", \"cat > "+pidFile+".json; sleep 300 & echo $$ $! > "+pidFile+"; wait\"]\n")
-	a := newAwayNotifier(entries, time.Hour, testLog(t))
+	a := NewCommands(entries, time.Hour, testLog(t))
 	a.State(blockedInfo("s1"), sessions.State{Name: sessions.Working})
 	a.State(blockedInfo("s2"), sessions.State{Name: sessions.Working}) // skipped: s1's run is in flight
 	done := make(chan struct{})

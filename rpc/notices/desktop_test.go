@@ -1,4 +1,4 @@
-package rpc
+package notices
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 	"github.com/agentd/agentd/sessions"
 )
 
-// These tests drive the notifier's decisions with a stand-in for the
+// These tests drive the desktop notices' decisions with a stand-in for the
 // notification server: the cases here (a prompt that goes stale between
 // the notice and the click, a server that never answers) cannot be made
 // to happen on cue with a real one. cmd/agentd's TestDesktopNoticesThroughDunst
@@ -85,7 +85,7 @@ func (b *standInServer) waitCalls(t *testing.T, n int) []call {
 	}
 }
 
-// syncLog is a log the test can read while the notifier writes it.
+// syncLog is a log the test can read while the desktop notices write it.
 type syncLog struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
@@ -121,11 +121,11 @@ func promptInfo(id, promptID, question string) sessions.Info {
 	return info
 }
 
-func newTestDesktop(t *testing.T, srv *standInServer, answer func(string, string, string) (sessions.State, error), current func(string) (sessions.Info, bool)) (*desktopNotifier, *syncLog) {
+func newTestDesktop(t *testing.T, srv *standInServer, answer func(string, string, string) (sessions.State, error), current func(string) (sessions.Info, bool)) (*Desktop, *syncLog) {
 	log := &syncLog{}
-	d := newDesktopNotifier(config.Desktop{}, time.Minute, slog.New(slog.NewTextHandler(log, nil)),
+	d := newDesktop(config.Desktop{}, time.Minute, slog.New(slog.NewTextHandler(log, nil)),
 		func(ev desktopEvents) (desktopBackend, error) { return srv, nil }, answer, current)
-	t.Cleanup(d.close)
+	t.Cleanup(d.Close)
 	return d, log
 }
 
@@ -145,7 +145,7 @@ func TestDesktopStaleActionReplacesTheNotice(t *testing.T) {
 		return sessions.State{}, &sessions.StaleError{Answered: pid, Current: now.State.Prompt}
 	}
 	d, log := newTestDesktop(t, srv, answer, func(string) (sessions.Info, bool) { return now, true })
-	d.State(promptInfo("s1", "p1", "Deploy?"), working, desktopView{})
+	d.State(promptInfo("s1", "p1", "Deploy?"), working, View{})
 	first := srv.waitCalls(t, 1)[0]
 	if len(first.n.Actions) != 2 || first.n.Actions[0] != (desktopAction{Key: "1", Label: "Yes"}) || !strings.Contains(first.n.Body, "Deploy?") {
 		t.Fatalf("the notice: %+v", first.n)
@@ -174,7 +174,7 @@ func TestDesktopHungServerHoldsUpNothing(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		for i := 0; i < 500; i++ {
-			d.State(promptInfo(fmt.Sprintf("s%d", i), "p", "Deploy?"), working, desktopView{})
+			d.State(promptInfo(fmt.Sprintf("s%d", i), "p", "Deploy?"), working, View{})
 		}
 		close(done)
 	}()
@@ -192,22 +192,22 @@ func TestDesktopHungServerHoldsUpNothing(t *testing.T) {
 func TestDesktopFocusCooldownAndTakingDown(t *testing.T) {
 	srv := newStandIn()
 	d, log := newTestDesktop(t, srv, nil, nil)
-	d.State(promptInfo("s1", "p1", "Deploy?"), working, desktopView{focused: 1})
+	d.State(promptInfo("s1", "p1", "Deploy?"), working, View{Focused: 1})
 	log.waitFor(t, `msg="desktop notice suppressed: focused client" session=s1 state=blocked focused=1`)
-	d.State(promptInfo("s2", "p1", "Deploy?"), working, desktopView{optedOut: true, optedOutBy: "vscode"})
+	d.State(promptInfo("s2", "p1", "Deploy?"), working, View{OptedOut: true, OptedOutBy: "vscode"})
 	log.waitFor(t, `msg="desktop notice suppressed: a client turned them off" session=s2 state=blocked client=vscode`)
 
-	d.State(promptInfo("s3", "p1", "Deploy?"), working, desktopView{})
+	d.State(promptInfo("s3", "p1", "Deploy?"), working, View{})
 	shown := srv.waitCalls(t, 1)[0]
-	d.State(sessions.Info{ID: "s3", State: working}, promptInfo("s3", "p1", "").State, desktopView{})
+	d.State(sessions.Info{ID: "s3", State: working}, promptInfo("s3", "p1", "").State, View{})
 	if c := srv.waitCalls(t, 2)[1]; c.op != "close" || c.id != shown.id {
 		t.Fatalf("leaving blocked: %+v, want close %d", c, shown.id)
 	}
-	d.State(promptInfo("s3", "p2", "Again?"), working, desktopView{})
+	d.State(promptInfo("s3", "p2", "Again?"), working, View{})
 	log.waitFor(t, `msg="desktop notice suppressed: cooldown" session=s3 state=blocked`)
 
 	done := sessions.Info{ID: "s3", Name: "fix", Agent: "claude", State: sessions.State{Name: sessions.Done, Outcome: "completed"}}
-	d.State(done, working, desktopView{})
+	d.State(done, working, View{})
 	n := srv.waitCalls(t, 3)[2]
 	if n.op != "notify" || n.n.Title != "fix finished its turn (claude)" || n.n.Sticky {
 		t.Fatalf("the done notice: %+v", n)
@@ -225,10 +225,10 @@ func TestDesktopFocusCooldownAndTakingDown(t *testing.T) {
 	}
 }
 
-// [desktop] notify = false makes no notifier.
+// [desktop] notify = false makes no desktop notices.
 func TestDesktopOff(t *testing.T) {
-	if d := newDesktopNotifier(config.Desktop{Notify: new(bool)}, 0, testLog(t), nil, nil, nil); d != nil {
-		t.Fatal("notify = false still made a notifier")
+	if d := newDesktop(config.Desktop{Notify: new(bool)}, 0, testLog(t), nil, nil, nil); d != nil {
+		t.Fatal("notify = false still made desktop notices")
 	}
 }
 

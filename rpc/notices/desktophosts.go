@@ -1,52 +1,143 @@
-package rpc
+package notices
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
 
+	"github.com/agentd/agentd/detect"
 	"github.com/agentd/agentd/rpc/client"
 	"github.com/agentd/agentd/rpc/config"
+	"github.com/agentd/agentd/rpc/hosts"
 	"github.com/agentd/agentd/rpc/protocol"
 	"github.com/agentd/agentd/sessions"
 )
 
 // Desktop notices for other machines' sessions: the daemon keeps one
-// connection to the agentd of each [[hosts]] entry (Config.FollowHost,
-// ssh in rpc/hosts) and raises this machine's notices for their sessions
-// as for its own, each naming its host, through the same rules: the
-// states of [desktop], no notice while a client here is focused, the
-// cooldown. A button answers on that host, bound to the prompt the notice
-// showed; that host's guard decides, as for any client. docs/hosts.md.
-
-// HostFollower hears one host's agentd over the connection FollowHost
-// keeps: Connected with its sessions as listed, then each notification,
-// then Lost when the connection ends or cannot be made, and again.
-type HostFollower interface {
-	Connected(c *client.Client, list []protocol.Session)
-	Note(n client.Notification)
-	Lost(err error)
-}
+// connection to the agentd of each [[hosts]] entry (rpc/hosts, over ssh)
+// and raises this machine's notices for their sessions as for its own,
+// each naming its host, through the same rules: the states of [desktop],
+// no notice while a client here is focused, the cooldown. A button
+// answers on that host, bound to the prompt the notice showed; that
+// host's guard decides, as for any client. docs/hosts.md.
 
 // hostAnswerWait bounds an answer given from a notice on another host.
 const hostAnswerWait = time.Minute
 
-// remoteKey splits a desktop notice's key "host:sN": this machine's
+// RemoteKey splits a desktop notice's key "host:sN": this machine's
 // session ids never hold a ':'.
-func remoteKey(key string) (host, id string, ok bool) {
+func RemoteKey(key string) (host, id string, ok bool) {
 	return strings.Cut(key, ":")
 }
 
+// Hosts are the other machines whose sessions raise this machine's
+// desktop notices.
+type Hosts struct {
+	desktop *Desktop
+	view    func() View // what this machine's clients say now
+	log     *slog.Logger
+
+	mu    sync.Mutex
+	feeds map[string]*hostFeed
+}
+
+// FollowHosts follows each remote entry of list, once the desktop's
+// notification service is reached, until ctx ends. It returns nil where
+// there is nothing to follow: no desktop, [desktop] hosts = false, or no
+// remote entry.
+func FollowHosts(ctx context.Context, d *Desktop, cfg config.Desktop, list []config.Host, version string, view func() View, log *slog.Logger) *Hosts {
+	if d == nil || !cfg.HostsEnabled() {
+		return nil
+	}
+	var remote []config.Host
+	for _, h := range list {
+		if !h.Local {
+			remote = append(remote, h)
+		}
+	}
+	if len(remote) == 0 {
+		return nil
+	}
+	hs := &Hosts{desktop: d, view: view, log: log, feeds: map[string]*hostFeed{}}
+	who := protocol.ClientInfo{Name: "agentd-desktop", Version: version}
+	go func() {
+		select {
+		case <-d.Ready():
+		case <-ctx.Done():
+			return
+		}
+		for _, h := range remote {
+			f := hs.feed(h.Name)
+			log.Info("desktop: following a host's sessions", "host", h.Name)
+			go hosts.Follow(ctx, h, who, f)
+		}
+	}()
+	return hs
+}
+
+// feed is host's feed, made on first use.
+func (hs *Hosts) feed(host string) *hostFeed {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	f := hs.feeds[host]
+	if f == nil {
+		f = &hostFeed{hs: hs, host: host, sessions: map[string]*hostSession{}}
+		hs.feeds[host] = f
+	}
+	return f
+}
+
+// lookup is the feed of key's host, where key is another host's.
+func (hs *Hosts) lookup(key string) (*hostFeed, string, bool) {
+	host, id, remote := RemoteKey(key)
+	if !remote {
+		return nil, "", false
+	}
+	if hs == nil {
+		return nil, id, true
+	}
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	return hs.feeds[host], id, true
+}
+
+// Answer answers the prompt of another host's session (key "host:sN")
+// there; remote is false for a session of this machine.
+func (hs *Hosts) Answer(key, promptID, optionID string) (st sessions.State, remote bool, err error) {
+	f, id, remote := hs.lookup(key)
+	if !remote {
+		return st, false, nil
+	}
+	if f == nil {
+		host, _, _ := RemoteKey(key)
+		return st, true, fmt.Errorf("host %s is not followed", host)
+	}
+	st, err = f.answer(id, promptID, optionID)
+	return st, true, err
+}
+
+// Current is another host's session (key "host:sN") as last told; remote
+// is false for a session of this machine.
+func (hs *Hosts) Current(key string) (info sessions.Info, ok, remote bool) {
+	f, id, remote := hs.lookup(key)
+	if !remote || f == nil {
+		return info, false, remote
+	}
+	info, ok = f.current(id)
+	return info, ok, true
+}
+
 // hostFeed is one host's sessions as this daemon's desktop notices see
-// them.
+// them: a hosts.Follower.
 type hostFeed struct {
-	s    *Server
+	hs   *Hosts
 	host string
 
 	mu   sync.Mutex
@@ -65,54 +156,13 @@ type hostSession struct {
 	named bool // its name is known (a notification carries none)
 }
 
-// followHosts starts following each remote [[hosts]] entry once the OS's
-// notification service is reached, until ctx ends.
-func (s *Server) followHosts(ctx context.Context) {
-	if s.desktop == nil || s.cfg.Private || s.cfg.FollowHost == nil || !s.cfg.Desktop.HostsEnabled() {
-		return
-	}
-	var remote []config.Host
-	for _, h := range s.cfg.Hosts {
-		if !h.Local {
-			remote = append(remote, h)
-		}
-	}
-	if len(remote) == 0 {
-		return
-	}
-	go func() {
-		select {
-		case <-s.desktop.ready:
-		case <-ctx.Done():
-			return
-		}
-		for _, h := range remote {
-			f := &hostFeed{s: s, host: h.Name, sessions: map[string]*hostSession{}}
-			s.mu.Lock()
-			if s.hostFeeds == nil {
-				s.hostFeeds = map[string]*hostFeed{}
-			}
-			s.hostFeeds[h.Name] = f
-			s.mu.Unlock()
-			s.log.Info("desktop: following a host's sessions", "host", h.Name)
-			go s.cfg.FollowHost(ctx, h, f)
-		}
-	}()
-}
-
-// hostFeed is the feed of host, or nil.
-func (s *Server) hostFeed(host string) *hostFeed {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.hostFeeds[host]
-}
-
-// caller is a connection to the host: a *Client, or a test's stand-in.
+// caller is a connection to the host: a *client.Client, or a test's
+// stand-in.
 type caller interface {
 	Call(ctx context.Context, method string, params, result any) error
 }
 
-// Connected implements HostFollower.
+// Connected implements hosts.Follower.
 func (f *hostFeed) Connected(c *client.Client, list []protocol.Session) {
 	if c == nil {
 		f.connected(nil, list)
@@ -125,7 +175,7 @@ func (f *hostFeed) connected(link caller, list []protocol.Session) {
 	f.mu.Lock()
 	f.link = link
 	if f.down != "" {
-		f.s.log.Info("desktop: a host is reachable again", "host", f.host)
+		f.hs.log.Info("desktop: a host is reachable again", "host", f.host)
 		f.down = ""
 	}
 	listed := map[string]bool{}
@@ -170,7 +220,7 @@ func (f *hostFeed) connected(link caller, list []protocol.Session) {
 		f.show(hs, "")
 	}
 	for _, id := range gone {
-		f.s.desktop.Exited(f.key(id))
+		f.hs.desktop.Exited(f.key(id))
 	}
 }
 
@@ -186,7 +236,7 @@ func withName(s, listed protocol.Session) protocol.Session {
 	return s
 }
 
-// Note implements HostFollower.
+// Note implements hosts.Follower.
 func (f *hostFeed) Note(n client.Notification) {
 	switch n.Method {
 	case protocol.NoteState:
@@ -222,7 +272,7 @@ func (f *hostFeed) Note(n client.Notification) {
 		f.mu.Lock()
 		delete(f.sessions, p.SessionID)
 		f.mu.Unlock()
-		f.s.desktop.Exited(f.key(p.SessionID))
+		f.hs.desktop.Exited(f.key(p.SessionID))
 	}
 }
 
@@ -239,7 +289,7 @@ func (f *hostFeed) relist() {
 		cancel()
 	}
 	if err != nil {
-		f.s.log.Info("desktop: listing a host's sessions failed", "host", f.host, "err", err)
+		f.hs.log.Info("desktop: listing a host's sessions failed", "host", f.host, "err", err)
 	}
 	f.mu.Lock()
 	var show []hostSession
@@ -265,7 +315,7 @@ func (f *hostFeed) relist() {
 	}
 }
 
-// Lost implements HostFollower: notices up stay (what they say is still
+// Lost implements hosts.Follower: notices up stay (what they say is still
 // so, as far as anyone here knows); a button on one says the host is
 // unreachable.
 func (f *hostFeed) Lost(err error) {
@@ -277,7 +327,7 @@ func (f *hostFeed) Lost(err error) {
 	f.down = why
 	f.mu.Unlock()
 	if logIt {
-		f.s.log.Info("desktop: a host is unreachable", "host", f.host, "err", why)
+		f.hs.log.Info("desktop: a host is unreachable", "host", f.host, "err", why)
 	}
 }
 
@@ -285,7 +335,7 @@ func (f *hostFeed) key(id string) string { return f.host + ":" + id }
 
 // show hands a session's state to the desktop notices.
 func (f *hostFeed) show(hs hostSession, previous string) {
-	f.s.desktop.State(f.info(hs.Session), sessions.State{Name: previous}, f.s.desktopView())
+	f.hs.desktop.State(f.info(hs.Session), sessions.State{Name: previous}, f.hs.view())
 }
 
 // info is a session of the host as a notice words it: the host in its
@@ -340,4 +390,21 @@ func promptID(p *protocol.Prompt) string {
 		return ""
 	}
 	return p.ID
+}
+
+// shownPrompt is a prompt another machine's agentd showed, as this one's
+// desktop notices take it (desktophosts.go). It has no keys: answering it
+// is that machine's to do.
+func shownPrompt(p *protocol.Prompt) *detect.Prompt {
+	if p == nil {
+		return nil
+	}
+	out := &detect.Prompt{ID: p.ID, Kind: p.Kind, Question: p.Question, Options: make([]detect.Option, len(p.Options)), Freeform: p.Freeform}
+	if s := p.Subject; s != nil {
+		out.Subject = &detect.Subject{Kind: s.Kind, Text: s.Text, Detail: s.Detail, Truncated: s.Truncated}
+	}
+	for i, o := range p.Options {
+		out.Options[i] = detect.Option{ID: o.ID, Label: o.Label, Description: o.Description, Kind: o.Kind, Selected: o.Selected}
+	}
+	return out
 }

@@ -1,6 +1,6 @@
 //go:build !linux && !darwin
 
-package rpc
+package notices
 
 import "errors"
 

@@ -1,4 +1,4 @@
-package rpc
+package notices
 
 import (
 	"bytes"
@@ -14,8 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentd/agentd/detect"
 	"github.com/agentd/agentd/rpc/config"
-	"github.com/agentd/agentd/rpc/protocol"
 	"github.com/agentd/agentd/sessions"
 )
 
@@ -30,24 +30,24 @@ import (
 
 // NotifyEvent is the JSON a notify entry is given.
 type NotifyEvent struct {
-	SessionID string           `json:"sessionId"`
-	Name      string           `json:"name"`
-	Agent     string           `json:"agent"`
-	Cwd       string           `json:"cwd"`
-	State     string           `json:"state"`
-	Previous  string           `json:"previous"`
-	Outcome   string           `json:"outcome,omitempty"`
-	Reason    string           `json:"reason"`
-	Since     string           `json:"since"`
-	Prompt    *protocol.Prompt `json:"prompt,omitempty"`
-	Message   string           `json:"message,omitempty"`
+	SessionID string         `json:"sessionId"`
+	Name      string         `json:"name"`
+	Agent     string         `json:"agent"`
+	Cwd       string         `json:"cwd"`
+	State     string         `json:"state"`
+	Previous  string         `json:"previous"`
+	Outcome   string         `json:"outcome,omitempty"`
+	Reason    string         `json:"reason"`
+	Since     string         `json:"since"`
+	Prompt    *detect.Prompt `json:"prompt,omitempty"`
+	Message   string         `json:"message,omitempty"`
 	// Text is a one-line summary for a person, the field a Slack
 	// webhook shows.
 	Text string `json:"text"`
 }
 
-// awayNotifier runs the notify entries on state changes.
-type awayNotifier struct {
+// Commands runs the [[notify]] entries on state changes.
+type Commands struct {
 	log     *slog.Logger
 	entries []*notifyRunner
 	ctx     context.Context // ends every run at close
@@ -66,11 +66,11 @@ type notifyRunner struct {
 	wg     sync.WaitGroup
 }
 
-func newAwayNotifier(entries []config.Notify, cooldown time.Duration, log *slog.Logger) *awayNotifier {
+func NewCommands(entries []config.Notify, cooldown time.Duration, log *slog.Logger) *Commands {
 	if len(entries) == 0 {
 		return nil
 	}
-	a := &awayNotifier{log: log, attention: sessions.NewAttention(cooldown)}
+	a := &Commands{log: log, attention: sessions.NewAttention(cooldown)}
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	for _, e := range entries {
 		a.entries = append(a.entries, &notifyRunner{Notify: e, ctx: a.ctx, log: log})
@@ -80,7 +80,7 @@ func newAwayNotifier(entries []config.Notify, cooldown time.Duration, log *slog.
 
 // State is called on every state change; it runs the entries that want
 // this state, at most once per session and state in the cooldown.
-func (a *awayNotifier) State(info sessions.Info, previous sessions.State) {
+func (a *Commands) State(info sessions.Info, previous sessions.State) {
 	st := info.State
 	var want []*notifyRunner
 	for _, r := range a.entries {
@@ -100,7 +100,7 @@ func (a *awayNotifier) State(info sessions.Info, previous sessions.State) {
 	ev := NotifyEvent{
 		SessionID: info.ID, Name: info.Name, Agent: info.Agent, Cwd: info.Cwd, State: st.Name,
 		Previous: previous.Name, Outcome: st.Outcome, Reason: st.Reason, Since: stamp(st.Since),
-		Prompt: wirePrompt(st.Prompt), Message: st.Message, Text: summary(info),
+		Prompt: st.Prompt, Message: st.Message, Text: summary(info),
 	}
 	body, _ := json.Marshal(ev)
 	for _, r := range want {
@@ -216,18 +216,26 @@ func (r *notifyRunner) run(ctx context.Context, body []byte) error {
 }
 
 // wait waits for every run in flight.
-func (a *awayNotifier) wait() {
+func (a *Commands) wait() {
 	for _, r := range a.entries {
 		r.wg.Wait()
 	}
 }
 
-// close ends every run in flight, as agentd ends: a notify command does
+// Close ends every run in flight, as agentd ends: a notify command does
 // not outlive the daemon that started it.
-func (a *awayNotifier) close() {
+func (a *Commands) Close() {
 	if a == nil {
 		return
 	}
 	a.cancel()
 	a.wait()
+}
+
+// stamp is t as the protocol writes times; "" for none.
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
 }

@@ -17,9 +17,9 @@ import (
 // notifications keep flowing, latest state per session winning.
 const maxQueuedOutput = 4 << 20
 
-// notifier queues notifications for the editor and sends them from its own
+// outbox queues notifications for the editor and sends them from its own
 // goroutine, so no session ever waits on the editor reading its stdin.
-type notifier struct {
+type outbox struct {
 	log     *slog.Logger
 	repaint func(sessionID string) string
 
@@ -44,8 +44,8 @@ type note struct {
 	dead   bool // replaced by a newer state before it was sent
 }
 
-func newNotifier(log *slog.Logger) *notifier {
-	return &notifier{
+func newOutbox(log *slog.Logger) *outbox {
+	return &outbox{
 		log: log, wake: make(chan struct{}, 1), pending: map[string]*note{},
 		dropped: map[string]int{}, droppedUpdates: map[string]int{}, done: make(chan struct{}),
 	}
@@ -53,7 +53,7 @@ func newNotifier(log *slog.Logger) *notifier {
 
 // State implements sessions.Events: a newer state replaces one still queued
 // for the same session (keeping the previous state the editor last saw).
-func (n *notifier) State(info sessions.Info, previous sessions.State, attention bool) {
+func (n *outbox) State(info sessions.Info, previous sessions.State, attention bool) {
 	st := info.State
 	p := &protocol.StateNotification{
 		SessionID: info.ID, Agent: info.Agent, State: st.Name, Previous: previous.Name,
@@ -80,7 +80,7 @@ func (n *notifier) State(info sessions.Info, previous sessions.State, attention 
 // compactLocked drops replaced states from the queue once they are most
 // of it: an editor that stops reading while a session's state keeps
 // changing must not grow the queue by one dead note per change.
-func (n *notifier) compactLocked() {
+func (n *outbox) compactLocked() {
 	if n.deadCount < 64 || n.deadCount*2 < len(n.queue) {
 		return
 	}
@@ -96,7 +96,7 @@ func (n *notifier) compactLocked() {
 }
 
 // Output implements sessions.Events.
-func (n *notifier) Output(sessionID, data string) {
+func (n *outbox) Output(sessionID, data string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.outLen+len(data) > maxQueuedOutput {
@@ -109,7 +109,7 @@ func (n *notifier) Output(sessionID, data string) {
 
 // Update implements sessions.Events: ACP updates count against the same
 // bound as output; past it they are dropped and the count is sent later.
-func (n *notifier) Update(sessionID string, update json.RawMessage) {
+func (n *outbox) Update(sessionID string, update json.RawMessage) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.outLen+len(update) > maxQueuedOutput {
@@ -121,13 +121,13 @@ func (n *notifier) Update(sessionID string, update json.RawMessage) {
 }
 
 // Exited implements sessions.Events.
-func (n *notifier) Exited(sessionID string, st sessions.ExitStatus) {
+func (n *outbox) Exited(sessionID string, st sessions.ExitStatus) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.push(&note{method: protocol.NoteExited, params: &protocol.ExitedNotification{SessionID: sessionID, ExitCode: st.Code, Signal: st.Signal}})
 }
 
-func (n *notifier) push(nt *note) {
+func (n *outbox) push(nt *note) {
 	if n.closed {
 		return
 	}
@@ -139,7 +139,7 @@ func (n *notifier) push(nt *note) {
 }
 
 // run sends queued notifications until close.
-func (n *notifier) run(ctx context.Context, conn *jsonrpc2.Conn) {
+func (n *outbox) run(ctx context.Context, conn *jsonrpc2.Conn) {
 	defer close(n.done)
 	for {
 		n.mu.Lock()
@@ -175,7 +175,7 @@ func (n *notifier) run(ctx context.Context, conn *jsonrpc2.Conn) {
 
 // healDroppedLocked tells each session's viewer how much output it missed
 // and repaints its screen, once the queue has drained.
-func (n *notifier) healDroppedLocked() {
+func (n *outbox) healDroppedLocked() {
 	for id, count := range n.droppedUpdates {
 		n.queue = append(n.queue, &note{method: protocol.NoteUpdate, params: &protocol.UpdateNotification{SessionID: id, Dropped: count}})
 	}
@@ -199,7 +199,7 @@ func (n *notifier) healDroppedLocked() {
 
 // close stops accepting notifications, sends what is queued and returns
 // once the queue is empty (or the editor is gone).
-func (n *notifier) close() {
+func (n *outbox) close() {
 	n.mu.Lock()
 	n.closed = true
 	n.mu.Unlock()

@@ -13,7 +13,7 @@ import (
 // queue holds the latest state per session (and what must stay in order
 // with it), not one note per change.
 func TestStateQueueStaysBoundedWhileEditorDoesNotRead(t *testing.T) {
-	n := newNotifier(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	n := newOutbox(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	names := []string{sessions.Working, sessions.Blocked, sessions.Idle, sessions.Done}
 	for i := range 200000 {
 		id := []string{"s1", "s2", "s3"}[i%3]
