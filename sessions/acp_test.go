@@ -108,8 +108,8 @@ func TestPanicInOneACPSessionLeavesOthers(t *testing.T) {
 	b := spawnFakeACP(t, m)
 	awaitPublished(t, ev, b.ID, Idle)
 	bad.Store(b)
-	// The prompt's own look runs guarded, as the pump's do.
-	b.guard("prompt", func() { _ = b.Send("make x", true) })
+	// The prompt's own look runs contained, as the pump's do.
+	b.contain("prompt", func() { _ = b.Send("make x", true) })
 	if st := awaitPublished(t, ev, b.ID, Error); st.Reason != "agentd.internal_error" {
 		t.Fatalf("the faulty session: %+v, want error (agentd.internal_error)", st)
 	}

@@ -278,7 +278,7 @@ func (d *ptyDriver) took(b []byte) {
 	s := d.s
 	d.outMu.Lock()
 	if !s.isBroken() {
-		s.guard("reading output", func() { d.term.Write(b) })
+		s.contain("reading output", func() { d.term.Write(b) })
 	}
 	d.emitOutput(b)
 	d.outMu.Unlock()
@@ -330,7 +330,7 @@ func (d *ptyDriver) pollLoop(every time.Duration) {
 		if s.isBroken() {
 			return
 		}
-		s.guard("classifying", func() { s.update() })
+		s.contain("classifying", func() { s.update() })
 	}
 }
 

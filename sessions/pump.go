@@ -42,8 +42,8 @@ const (
 // sessions cost one wake-up a tick, not three a write.
 //
 // Nothing the pump does may block: a terminal's replies to the agent are
-// written by their own goroutine (Session.reply), output to clients is
-// queued (Events), and a session's work is guarded so that a fault in one
+// written by their own goroutine (ptyDriver.reply), output to clients is
+// queued (Events), and a session's work is contained so that a fault in one
 // stays in it.
 type pump struct {
 	mu      sync.Mutex
@@ -243,7 +243,7 @@ func (p *pump) classifyDue() {
 	p.mu.Unlock()
 	for _, s := range due {
 		if !s.isBroken() {
-			s.guard("classifying", func() { s.update() })
+			s.contain("classifying", func() { s.update() })
 		}
 	}
 }

@@ -145,7 +145,7 @@ func (s *Session) faultPoint(at string) {
 }
 
 // locked runs f with s.mu held and lets go of it however f ends: a panic
-// in f (which guard recovers) must not leave the lock held, or guard's own
+// in f (which contain recovers) must not leave the lock held, or contain's own
 // locking and every later look at the session (session/list) would wait
 // for ever.
 func (s *Session) locked(f func()) {
@@ -154,10 +154,10 @@ func (s *Session) locked(f func()) {
 	f()
 }
 
-// guard runs one piece of a session's own work. A panic in it is a bug in
+// contain runs one piece of a session's own work. A panic in it is a bug in
 // agentd, not the agent's fault: it is logged, this session is marked
 // error and stops being classified, and every other session goes on.
-func (s *Session) guard(what string, f func()) {
+func (s *Session) contain(what string, f func()) {
 	defer func() {
 		p := recover()
 		if p == nil {
