@@ -97,14 +97,15 @@ unit:
 
 # Every other platform agentd claims (docs/platforms.md), cross-compiled
 # here: the binary, go vet of every package, and the test binaries of
-# sessions, rpc and cmd/agentd. Windows must refuse with the WSL message.
+# sessions, rpc, rpc/notices and cmd/agentd. Windows must refuse with the
+# WSL message.
 CROSS ?= darwin/arm64 darwin/amd64 linux/arm64
 cross:
 	@set -e; for t in $(CROSS); do \
 	  echo "cross: $$t"; \
 	  GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) build -o /dev/null ./cmd/agentd; \
 	  GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) vet ./...; \
-	  for p in ./sessions ./rpc ./cmd/agentd; do GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) test -c -o /dev/null $$p; done; \
+	  for p in ./sessions ./rpc ./rpc/notices ./cmd/agentd; do GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) test -c -o /dev/null $$p; done; \
 	done
 	@echo "cross: windows/amd64 (must refuse)"; \
 	if out=$$(GOOS=windows GOARCH=amd64 $(GO) build -o /dev/null ./cmd/agentd 2>&1); then echo "cross: windows built"; exit 1; fi; \
@@ -113,13 +114,13 @@ cross:
 # What a Mac runs, run on Linux: AGENTD_PORTABLE=1 forces select(2) for
 # PTY readiness, a blocking wait for each child, the $$TMPDIR socket folder
 # and the polled wait for a daemon's end (docs/platforms.md). sessions and
-# rpc in full; of cmd/agentd the daemon, forwarder, keeper, CLI, demo
-# agent, fault and Claude Code tests (PORTABLE_AGENTS: the rows of
+# rpc in full, and the demo agent; of cmd/agentd the daemon, forwarder,
+# keeper, CLI, fault and Claude Code tests (PORTABLE_AGENTS: the rows of
 # TestAgents, the real agents' end-to-end table, run too).
-PORTABLE_RUN ?= Upgrade|Daemon|Stdio|Forwarder|KilledAgentd|Fault|BadInput|Scripts|Attach|RunInTmux|ShellSession|ReportSocket|StopThenStart|SplitKeys|ClaudeOutlives|ClaudeHooks
+PORTABLE_RUN ?= Upgrade|Daemon|Stdio|Forwarder|KilledAgentd|Fault|BadInput|Scripts|Attach|RunInTmux|ShellSession|ReportSocket|StopThenStart|ClaudeOutlives|ClaudeHooks
 PORTABLE_AGENTS ?= claude
 portable:
-	AGENTD_PORTABLE=1 $(GO) test -count=1 ./sessions/... ./rpc/
+	AGENTD_PORTABLE=1 $(GO) test -count=1 ./sessions/... ./rpc/... ./cmd/agentd/internal/...
 	AGENTD_PORTABLE=1 AGENTD_AGENTS_CACHE=$(AGENTS_CACHE) AGENTD_REQUIRE_AGENTS=1 $(GO) test -count=1 -run '$(PORTABLE_RUN)' ./cmd/agentd/
 	AGENTD_PORTABLE=1 AGENTD_AGENTS_CACHE=$(AGENTS_CACHE) AGENTD_REQUIRE_AGENTS=1 $(GO) test -count=1 -run 'TestAgents/^($(PORTABLE_AGENTS))$$' ./cmd/agentd/
 

@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/agentd/agentd/cmd/agentd/internal/demoagent"
 )
 
 func main() {
@@ -54,7 +56,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "demo":
 		return cmdDemo(args[1:], stdout, stderr)
 	case "demo-agent":
-		return cmdDemoAgent(os.Stdin, stdout)
+		return demoagent.Run(os.Stdin, stdout)
 	case "keeper":
 		return cmdKeeper(stdin, stderr)
 	case "handover-watch":

@@ -1,6 +1,9 @@
 //go:build unix
 
-package main
+// Package demoagent is `agentd demo-agent`: a small scripted coding agent
+// for `agentd demo` and the tests, a real program in a real PTY that draws
+// the way agents do.
+package demoagent
 
 import (
 	"fmt"
@@ -38,7 +41,9 @@ type demoAgent struct {
 
 var demoSpinner = []string{"·", "✢", "✳", "✶", "✻", "✽"}
 
-func cmdDemoAgent(stdin *os.File, stdout io.Writer) int {
+// Run runs the demo agent on stdin (its terminal) and stdout until it is
+// told to quit; it returns the exit code.
+func Run(stdin *os.File, stdout io.Writer) int {
 	if term.IsTerminal(int(stdin.Fd())) {
 		old, err := term.MakeRaw(int(stdin.Fd()))
 		if err == nil {
