@@ -83,9 +83,13 @@ test('real agentd given an argument it does not know: the cause from its stderr,
 
 test('a daemon that refuses (another protocol): its message and exit code, and stderr not said twice', async () => {
   const msg = 'agentd: the running agentd daemon (pid 1, version 0.0.1) speaks protocol 0 and this agentd speaks 1: run agentd stop, then start again';
-  // What agentd's forwarder does: reads the request, answers it with -32041, says so on stderr, exits 1.
+  // What agentd's forwarder does: reads the request (all of it: one that
+  // read a byte and left made the rest of the client's write fail, and on
+  // a busy machine that failure came before the answer), answers it with
+  // -32041, says so on stderr, exits 1.
   const body = JSON.stringify({ jsonrpc: '2.0', id: 0, error: { code: -32041, message: msg } });
-  const refuse = script('agentd-incompatible', `head -c 1 >/dev/null\nprintf 'Content-Length: ${body.length}\\r\\n\\r\\n%s' '${body}'\necho '${msg}' >&2\nexit 1\n`);
+  const readRequest = `IFS= read -r header\nIFS= read -r blank\nhead -c "$(printf '%s' "$header" | tr -dc 0-9)" >/dev/null\n`;
+  const refuse = script('agentd-incompatible', `${readRequest}printf 'Content-Length: ${body.length}\\r\\n\\r\\n%s' '${body}'\necho '${msg}' >&2\nexit 1\n`);
   const e = await startError(AgentdClient.start(clientOptions({ path: refuse })));
   assert.match(e.message, /^agentd did not start: it refused initialize: the running agentd daemon \(pid 1, version 0\.0\.1\) speaks protocol 0/);
   assert.match(e.message, /\(it exited with code 1\)\. Command: /);
