@@ -15,10 +15,12 @@ import (
 )
 
 // The bench's simulated column and the replays' expected transitions come
-// from Simulate; a live session decides in Session.look. Both step the
-// same machine, and this test holds them to it: every committed recording
-// is played through both on the same schedule (the pump's, from
-// onPumpTiming) and every transition must agree, state, reason and write.
+// from Simulate; a live session decides in Session.look, when the pump's
+// scheduling says. Both step the same machine on the same clock
+// (clock.go), and this test holds them to it: every committed recording
+// is played through Simulate and through a live session on the pump's own
+// scheduling (lookLive), and every transition must agree, state, reason
+// and write.
 // The live side is a real Session with its terminal driver (facts from
 // its emulator and verdict cache), its manager and its publishing; only
 // the PTY and the process are left out (a replay has none), and its clock
@@ -65,8 +67,13 @@ func TestLiveDecisionIsSimulated(t *testing.T) {
 	}
 }
 
-// lookLive plays writes into a live Session and has it look when the pump
-// would, returning every state it published.
+// lookLive plays writes into a live Session and has it look when the
+// pump's own scheduling says (a pump's scheduleLocked, takeDueLocked and
+// nextLocked, on a virtual clock), returning every state it published. It
+// shares with Simulate only the pump's clock (clock.go) and when a write
+// is read (readAt: the kernel and the pump's run loop): the loop that
+// turns them into classifications is the pump's here and Simulate's own
+// there. A decision's second look is the recheck's poke, at its moment.
 func lookLive(m *detect.Manifest, cols, rows int, writes [][]byte, gaps []time.Duration) []Transition {
 	ev := &recEvents{states: map[string][]State{}}
 	mgr := NewManager(Options{}, ev)
@@ -77,16 +84,54 @@ func lookLive(m *detect.Manifest, cols, rows int, writes [][]byte, gaps []time.D
 	s.lastPublished = s.machine.state
 	s.pty = &ptyDriver{s: s, term: term.New(term.Options{Cols: cols, Rows: rows})}
 	s.drv = s.pty
+	p := newPump() // its goroutine never runs: this loop is its clock
 	var out []Transition
-	onPumpTiming(s.pty.term, writes, gaps, func(write int, at time.Duration) time.Duration {
-		clock = at
-		n := len(ev.states[s.ID])
-		_, again := s.look()
-		for _, st := range ev.states[s.ID][n:] {
-			out = append(out, Transition{Write: write, State: st})
+	recheck := time.Duration(-1) // when the last decision's second look pokes; -1: none
+	written := -1                // the last write made
+	// until runs the pump's classifications, and the rechecks' pokes,
+	// due before the moment end.
+	until := func(end time.Duration) {
+		for n := 0; n < 1000; n++ {
+			next := time.Duration(-1)
+			if d := p.nextLocked(); !d.IsZero() {
+				next = d.Sub(start)
+			}
+			if recheck >= 0 && recheck < end && (next < 0 || recheck < next) {
+				clock, recheck = recheck, -1
+				p.scheduleLocked(s, start.Add(clock))
+				continue
+			}
+			if next < 0 || next >= end {
+				return
+			}
+			clock = next
+			for range p.takeDueLocked(start.Add(clock)) {
+				n := len(ev.states[s.ID])
+				_, again := s.look()
+				recheck = -1
+				if again > 0 {
+					recheck = clock + again
+				}
+				for _, st := range ev.states[s.ID][n:] {
+					out = append(out, Transition{Write: written, State: st})
+				}
+			}
 		}
-		return again
-	})
+	}
+	var at, read time.Duration
+	read = -2 * tick
+	for i, w := range writes {
+		if i > 0 {
+			at += gaps[i]
+		}
+		next := readAt(read, at)
+		until(next)
+		clock, read = next, next
+		s.pty.term.Write(w)
+		written = i
+		p.scheduleLocked(s, start.Add(clock))
+	}
+	until(1 << 62)
 	return out
 }
 

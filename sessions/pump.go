@@ -117,34 +117,27 @@ func (p *pump) startLocked() {
 
 // changed records that s changed now: its screen, a report, its input.
 func (p *pump) changed(s *Session) {
-	now := time.Now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if s.pty.sched.changedAt.IsZero() {
-		s.pty.sched.changedAt = now
-		p.pending = append(p.pending, s)
-	}
-	due := now.Add(settle)
-	if last := s.pty.sched.changedAt.Add(maxDelay); due.After(last) {
-		due = last
-	}
-	s.pty.sched.dueAt = onTick(due)
+	due := p.scheduleLocked(s, time.Now())
 	p.startLocked()
-	if p.watch != nil && (p.armedAt.IsZero() || p.armedAt.After(s.pty.sched.dueAt)) {
+	if p.watch != nil && (p.armedAt.IsZero() || p.armedAt.After(due)) {
 		// Wake the pump sooner than it meant to.
-		p.armedAt = s.pty.sched.dueAt
+		p.armedAt = due
 		p.watch.arm(p.armedAt)
 	}
 }
 
-// onTick rounds t up to the pump's grid. It adds rather than truncates, so
-// the result keeps t's monotonic clock reading: a step of the wall clock
-// must not hold a classification back.
-func onTick(t time.Time) time.Time {
-	if off := time.Duration(t.UnixNano() % int64(tick)); off != 0 {
-		return t.Add(tick - off)
+// scheduleLocked records a change of s at now, and returns when s is due
+// to be classified (classifyAt).
+func (p *pump) scheduleLocked(s *Session, now time.Time) time.Time {
+	sc := &s.pty.sched
+	if sc.changedAt.IsZero() {
+		sc.changedAt = now
+		p.pending = append(p.pending, s)
 	}
-	return t
+	sc.dueAt = timeAt(now, classifyAt(clockOf(sc.changedAt), clockOf(now)))
+	return sc.dueAt
 }
 
 func (p *pump) run() {
@@ -260,7 +253,7 @@ func (p *pump) takeDueLocked(now time.Time) []*Session {
 			kept = append(kept, s)
 			continue
 		}
-		if hold := sc.changedAt.Add(syncHold); s.pty.term.InSync() && now.Before(hold) {
+		if hold := timeAt(now, heldUntil(clockOf(sc.changedAt))); s.pty.term.InSync() && now.Before(hold) {
 			// Half a frame is on screen: wait for the agent to finish it.
 			sc.dueAt = hold
 			kept = append(kept, s)

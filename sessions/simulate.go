@@ -42,14 +42,17 @@ func Simulate(m *detect.Manifest, cols, rows int, writes [][]byte, gaps []time.D
 // moment the pump would have a live session decide: once a burst has
 // settled, and again when a decision asked for a second look (look
 // returns how soon; 0: none). write is the index of the last write made.
+// The times are the pump's clock's (clock.go), on an axis from the first
+// write; the live pump keeps its own schedule with the same functions.
 func onPumpTiming(t *term.Terminal, writes [][]byte, gaps []time.Duration, look func(write int, at time.Duration) time.Duration) {
-	// lookAt is a second look the last decision asked for (an
-	// input.ready_after delay running out), -1 when none is due.
+	// lookAt is a second look the last decision asked for, due as a
+	// change at that moment is (a live session's recheck pokes the pump
+	// then); -1 when none is due.
 	lookAt := time.Duration(-1)
 	lookNow := func(write int, at time.Duration) {
 		lookAt = -1
 		if again := look(write, at); again > 0 {
-			lookAt = onTickD(at + again)
+			lookAt = classifyAt(at+again, at+again)
 		}
 	}
 	// looksUntil takes the second looks due before until, on the screen
@@ -59,48 +62,32 @@ func onPumpTiming(t *term.Terminal, writes [][]byte, gaps []time.Duration, look 
 			lookNow(write, lookAt)
 		}
 	}
-	// at is when write i arrives; readAt when the pump reads it.
-	var at, readAt, changedAt time.Duration
-	readAt = -2 * tick
+	// at is when write i arrives; read when the pump reads it.
+	var at, read, changedAt time.Duration
+	read = -2 * tick
 	pending := false
 	for i, w := range writes {
 		if i > 0 {
 			at += gaps[i]
 		}
-		next := pumpReads(readAt, at)
+		next := readAt(read, at)
 		if !pending {
 			looksUntil(i-1, next)
 			changedAt, pending = next, true
 		}
-		readAt = next
+		read = next
 		t.Write(w)
-		due := onTickD(min(readAt+settle, changedAt+maxDelay))
-		if i < len(writes)-1 {
-			nextRead := pumpReads(readAt, at+gaps[i+1])
-			if nextRead <= due {
-				continue // read before the classification is due: the burst goes on
-			}
-			if t.InSync() && nextRead <= onTickD(changedAt+syncHold) {
-				continue
-			}
+		due := classifyAt(changedAt, read)
+		if t.InSync() {
+			// Half a frame is on screen: the pump waits for its end, up
+			// to heldUntil.
+			due = max(due, heldUntil(changedAt))
+		}
+		if i < len(writes)-1 && readAt(read, at+gaps[i+1]) <= due {
+			continue // read before the classification is due: the burst goes on
 		}
 		pending = false
 		lookNow(i, due)
 	}
 	looksUntil(len(writes)-1, 1<<62)
-}
-
-// pumpReads is when the pump reads a write made at at, when its last read
-// was at last: on the tick after that read if the write came by then (the
-// pump looks once more a tick after output), else at once (it was parked).
-func pumpReads(last, at time.Duration) time.Duration {
-	if next := onTickD(last + 1); at <= next {
-		return next
-	}
-	return at
-}
-
-// onTickD rounds d up to the pump's grid.
-func onTickD(d time.Duration) time.Duration {
-	return (d + tick - 1) / tick * tick
 }
