@@ -16,9 +16,11 @@ import (
 )
 
 // Run serves the per-user daemon: every connection ln accepts is a client,
-// and sessions outlive their clients. It returns when Stop is called, ctx
-// ends, or idle passes with no client connected and no session running
-// (0: never); by then every session has ended and every client was told.
+// and sessions outlive their clients. Meanwhile it follows the sessions of
+// config.toml's other hosts for the desktop notices. It returns when Stop
+// is called, ctx ends, or idle passes with no client connected (but
+// background ones) and no session running (0: never); by then every
+// session has ended and every client was told.
 func (s *Server) Run(ctx context.Context, ln *net.UnixListener, idle time.Duration) error {
 	accepted := make(chan error, 1)
 	go func() { accepted <- s.accept(ctx, ln) }()

@@ -14,7 +14,7 @@ type Desktop struct {
 	// error).
 	States []string `toml:"states"`
 	// Hosts: the sessions of config.toml's [[hosts]] raise notices here
-	// too, each naming its host (default on; desktophosts.go).
+	// too, each naming its host (default on; rpc/notices/desktophosts.go).
 	Hosts *bool `toml:"hosts"`
 }
 

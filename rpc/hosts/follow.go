@@ -23,8 +23,8 @@ const (
 
 // Follower hears one host's agentd over the connection Follow keeps:
 // Connected with its sessions as listed, then each notification, then
-// Lost when the connection ends or cannot be made, and again. (rpc's
-// HostFollower, the daemon's desktop notices for other hosts, is one.)
+// Lost when the connection ends or cannot be made, and again. (The
+// daemon's desktop notices for other hosts, rpc/notices, follow this way.)
 type Follower interface {
 	Connected(c *client.Client, list []protocol.Session)
 	Note(n client.Notification)

@@ -393,7 +393,7 @@ func promptID(p *protocol.Prompt) string {
 }
 
 // shownPrompt is a prompt another machine's agentd showed, as this one's
-// desktop notices take it (desktophosts.go). It has no keys: answering it
+// desktop notices take it. It has no keys: answering it
 // is that machine's to do.
 func shownPrompt(p *protocol.Prompt) *detect.Prompt {
 	if p == nil {
