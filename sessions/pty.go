@@ -55,6 +55,24 @@ type ptyDriver struct {
 	cpuAt     time.Time // when the agent's CPU time was last read
 }
 
+// newPTYDriver is s's terminal driver; capture > 0 keeps that much of the
+// output as text (SpawnSpec.capture).
+func newPTYDriver(s *Session, capture int) *ptyDriver {
+	d := &ptyDriver{s: s, isShell: s.base.Identify.Shell}
+	if capture > 0 {
+		d.capture = &outputCapture{limit: capture}
+	}
+	return d
+}
+
+// ptyOf is s's terminal driver, nil for a session with another driver:
+// the one place code outside the driver (the handover, which carries only
+// terminal sessions, and tests) reaches the concrete driver.
+func ptyOf(s *Session) *ptyDriver {
+	d, _ := s.drv.(*ptyDriver)
+	return d
+}
+
 // facts reads what a look decides on: the process table and the agent's
 // log (under the session's lock, which locked lets go of however they
 // end), then the screen.
@@ -90,7 +108,7 @@ func (d *ptyDriver) changed() {
 	if d.s.mgr.opts.DetectPoll > 0 {
 		return // a poller looks on its own clock
 	}
-	d.s.mgr.pump.changed(d.s)
+	d.s.mgr.pump.changed(d)
 }
 
 func (d *ptyDriver) input(data string) error { return d.write([]byte(data)) }
@@ -104,15 +122,13 @@ func (d *ptyDriver) resize(cols, rows int) error {
 	return nil
 }
 
-func (d *ptyDriver) screen() (detect.Screen, error) { return d.term.Snapshot(), nil }
+func (d *ptyDriver) screen() detect.Screen { return d.term.Snapshot() }
 
-func (d *ptyDriver) repaint(history bool) (string, error) {
-	return string(d.term.Repaint(history)), nil
-}
+func (d *ptyDriver) repaint(history bool) string { return string(d.term.Repaint(history)) }
 
-func (d *ptyDriver) classify() (detect.Verdict, error) {
+func (d *ptyDriver) classify() detect.Verdict {
 	v, _ := d.classifyNow()
-	return v, nil
+	return v
 }
 
 func (d *ptyDriver) signal(sig syscall.Signal) error {
@@ -162,7 +178,7 @@ func (d *ptyDriver) noteJobs() {
 // release stops reading the PTY and ends what is left of the group.
 func (d *ptyDriver) release() {
 	s := d.s
-	s.mgr.pump.remove(s)
+	s.mgr.pump.remove(d)
 	d.noteJobs()
 	_ = d.ptmx.Close()
 	// The group may still hold processes that left the session leader
@@ -176,9 +192,16 @@ func (d *ptyDriver) release() {
 
 func (d *ptyDriver) describe(in *Info) { in.Cols, in.Rows = d.term.Size() }
 
-// start runs argv in a new PTY of cols x rows and starts reading it.
-func (d *ptyDriver) start(argv, env []string, cols, rows int) error {
+// start runs argv in a new PTY of the spawn's size and starts reading it.
+// An agent whose manifest names a kind of hooks agentd gives is given
+// them, where there is a report socket to send them to (the session has a
+// token) and the spawn did not turn them off.
+func (d *ptyDriver) start(argv, env []string, spec SpawnSpec) error {
 	s := d.s
+	cols, rows := spec.Cols, spec.Rows
+	if s.token != "" && (spec.Hooks == nil || *spec.Hooks) {
+		argv = append(argv, hookArgs(s.base.Reports.Hooks, s.mgr.opts.Self)...)
+	}
 	d.cmd = exec.Command(argv[0], argv[1:]...)
 	d.cmd.Dir = s.Cwd
 	d.cmd.Env = env
@@ -194,7 +217,7 @@ func (d *ptyDriver) start(argv, env []string, cols, rows int) error {
 	if d.ptmx, fd, err = pollable(ptmx); err == nil {
 		s.readDone = make(chan struct{})
 		s.exitDone = make(chan struct{})
-		if err = s.mgr.pump.add(s, fd); err != nil {
+		if err = s.mgr.pump.add(d, fd); err != nil {
 			d.ptmx.Close()
 		}
 	}
@@ -207,11 +230,12 @@ func (d *ptyDriver) start(argv, env []string, cols, rows int) error {
 		go d.pollLoop(every)
 	}
 	go d.waitLoop()
-	// Classify once even if the program never writes: a silent program
-	// must not stay "starting" for ever.
-	s.poke()
 	return nil
 }
+
+// begin classifies once even if the program never writes: a silent
+// program must not stay "starting" for ever.
+func (d *ptyDriver) begin() { d.s.poke() }
 
 // reply writes the terminal's answer to a query back to the agent. It is
 // called by the pump, which must not wait on an agent that does not read
