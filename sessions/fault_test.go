@@ -108,8 +108,8 @@ func TestAgentNotReadingRepliesStallsNoOther(t *testing.T) {
 	}
 	// Wait until its input is full: the answers it does not read queue up.
 	queued := func() int {
-		ptyOf(stuck).replyMu.Lock()
-		defer ptyOf(stuck).replyMu.Unlock()
+		stuck.mu.Lock()
+		defer stuck.mu.Unlock()
 		return len(ptyOf(stuck).replies)
 	}
 	for deadline := time.Now().Add(20 * time.Second); queued() == 0; time.Sleep(10 * time.Millisecond) {

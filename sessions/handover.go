@@ -108,7 +108,10 @@ func (m *Manager) Freeze() (snap *Snapshot, fds []int, thaw func(), err error) {
 	}
 	// Outermost locks first for every session, then the next: an answer
 	// under way (guardMu) needs the pump to see its prompt go, so the pump
-	// is stopped (rd.mu) only once no answer runs.
+	// is stopped (outMu) only once no answer runs. updateMu comes before
+	// outMu, as in finish, which lets go of the PTY (outMu) with updateMu
+	// held: the other way round, an agent that ended during a freeze
+	// would hold one and wait on the other for ever.
 	var unlock []func()
 	thaw = func() {
 		for i := len(unlock) - 1; i >= 0; i-- {
@@ -127,9 +130,8 @@ func (m *Manager) Freeze() (snap *Snapshot, fds []int, thaw func(), err error) {
 		hold(&d.writeMu)
 	}
 	for _, d := range ptys {
-		hold(&d.rd.mu)
-		hold(&d.outMu)
 		hold(&d.s.updateMu)
+		hold(&d.outMu)
 	}
 	snap = &Snapshot{Version: SnapshotVersion, Next: next}
 	for _, d := range ptys {

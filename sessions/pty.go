@@ -23,7 +23,8 @@ import (
 // ptyDriver runs an agent in a pseudo-terminal: the pump reads what it
 // writes into an emulated screen, the screen (with the process table, the
 // reports and the agent's log) is what a look decides on, and an allowed
-// write is typed as keys. Its locks are in Session's lock order.
+// write is typed as keys. Its two locks, writeMu and outMu, are in
+// Session's lock order (session.go), with why each exists.
 type ptyDriver struct {
 	s *Session
 
@@ -33,16 +34,16 @@ type ptyDriver struct {
 	term    *term.Terminal
 	isShell bool // the program spawned is a shell: follow its foreground
 
-	writeMu  sync.Mutex // one writer on the PTY at a time
-	replyMu  sync.Mutex // guards replies and replying
-	replies  []byte     // the terminal's answers not yet written
-	replying bool       // writeReplies runs
-	outMu    sync.Mutex // output is applied to the screen and passed on as one step
-
+	writeMu sync.Mutex // one writer on the PTY at a time
+	// outMu makes a read of the PTY, the screen's update and the output's
+	// passing on one step, and keeps the PTY open over a read (rd).
+	outMu sync.Mutex
+	rd    ptyReading // the PTY as the pump reads it (outMu)
 	sched schedule   // when the pump classifies this session next (pump.mu)
-	rd    ptyReading // the PTY as the pump reads it (rd.mu)
 
 	// Guarded by the session's mu.
+	replies  []byte // the terminal's answers not yet written
+	replying bool   // writeReplies runs
 	verdicts verdictCache
 	agentLog *rolloutLog // the agent's own log, for agents that keep one
 	outTail  []byte      // an unfinished UTF-8 rune held back from output
@@ -241,11 +242,12 @@ func (d *ptyDriver) begin() { d.s.poke() }
 // called by the pump, which must not wait on an agent that does not read
 // its input: the answer is queued and written by a goroutine of its own.
 func (d *ptyDriver) reply(b []byte) {
-	d.replyMu.Lock()
+	s := d.s
+	s.mu.Lock()
 	d.replies = append(d.replies, b...)
 	start := !d.replying
 	d.replying = true
-	d.replyMu.Unlock()
+	s.mu.Unlock()
 	if start {
 		go d.writeReplies()
 	}
@@ -253,27 +255,41 @@ func (d *ptyDriver) reply(b []byte) {
 
 // writeReplies writes the queued answers, in order, until none is left.
 func (d *ptyDriver) writeReplies() {
+	s := d.s
 	for {
-		d.replyMu.Lock()
+		s.mu.Lock()
 		b := d.replies
 		d.replies = nil
 		if len(b) == 0 {
 			d.replying = false
-			d.replyMu.Unlock()
+			s.mu.Unlock()
 			return
 		}
-		d.replyMu.Unlock()
+		s.mu.Unlock()
 		d.writeMu.Lock()
 		_, _ = d.ptmx.Write(b)
 		d.writeMu.Unlock()
 	}
 }
 
-// readPTY reads what the agent wrote, for the pump. It returns 0 and no
-// error when there is nothing to read.
-func (d *ptyDriver) readPTY(buf []byte) (int, error) {
-	d.rd.mu.Lock()
-	defer d.rd.mu.Unlock()
+// read reads what the agent wrote into buf, for the pump, and takes it in
+// (tookLocked), all under outMu. It returns 0 and no error when there is nothing
+// to read.
+func (d *ptyDriver) read(buf []byte) (int, error) {
+	d.outMu.Lock()
+	n, err := d.readLocked(buf)
+	if n > 0 {
+		d.tookLocked(buf[:n])
+	}
+	d.outMu.Unlock()
+	if n > 0 {
+		d.afterOutput(buf[:n])
+	}
+	return n, err
+}
+
+// readLocked makes one read of the PTY, with outMu held.
+func (d *ptyDriver) readLocked(buf []byte) (int, error) {
 	if !d.rd.open {
 		return 0, os.ErrClosed
 	}
@@ -296,16 +312,20 @@ func (d *ptyDriver) readPTY(buf []byte) (int, error) {
 	}
 }
 
-// took applies output the agent wrote to the screen, passes it on, and asks
-// for classification.
-func (d *ptyDriver) took(b []byte) {
+// tookLocked applies output the agent wrote to the screen and passes it
+// on, with outMu held.
+func (d *ptyDriver) tookLocked(b []byte) {
 	s := d.s
-	d.outMu.Lock()
 	if !s.isBroken() {
 		s.contain("reading output", func() { d.term.Write(b) })
 	}
 	d.emitOutput(b)
-	d.outMu.Unlock()
+}
+
+// afterOutput keeps output for a terminal an ACP agent reads, and asks for
+// classification.
+func (d *ptyDriver) afterOutput(b []byte) {
+	s := d.s
 	if d.capture != nil {
 		s.mu.Lock()
 		d.capture.add(b)

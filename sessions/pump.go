@@ -62,10 +62,10 @@ type schedule struct {
 	dueAt     time.Time
 }
 
-// ptyReading is a session's PTY as the pump reads it. Its mu is held over
-// each read, so the file is never closed (and its number reused) under one.
+// ptyReading is a session's PTY as the pump reads it, guarded by the
+// driver's outMu, which is held over each read, so the file is never
+// closed (and its number reused) under one.
 type ptyReading struct {
-	mu   sync.Mutex
 	fd   int
 	open bool
 }
@@ -98,8 +98,8 @@ func (p *pump) add(d *ptyDriver, fd int) error {
 // remove stops reading d's PTY, and tells those waiting for the end of its
 // session's output. The PTY may be closed once it returns.
 func (p *pump) remove(d *ptyDriver) {
-	d.rd.mu.Lock()
-	defer d.rd.mu.Unlock()
+	d.outMu.Lock()
+	defer d.outMu.Unlock()
 	if !d.rd.open {
 		return
 	}
@@ -220,11 +220,8 @@ func (p *pump) read(fds []int32) (flood bool) {
 		if d == nil {
 			continue
 		}
-		n, err := d.readPTY(p.buf)
-		if n > 0 {
-			d.took(p.buf[:n])
-			flood = flood || n >= floodRead
-		}
+		n, err := d.read(p.buf)
+		flood = flood || n >= floodRead
 		if err != nil {
 			// The agent and everything it started closed the PTY.
 			p.remove(d)

@@ -37,12 +37,36 @@ type Session struct {
 	manifest *detect.Manifest // the rules in use now
 	base     *detect.Manifest // the rules of the program spawned
 
+	// A terminal session has five locks, each for a wait the others must
+	// not share; an ACP session has the first three.
+	//   guardMu  one guarded write (Send, Answer) at a time. It is held
+	//            for seconds (an answer waits for its prompt to leave),
+	//            so nothing the pump does may take it.
+	//   updateMu one decision-and-publish at a time, so states go out in
+	//            order. It is held over the driver's facts (the process
+	//            table, the screen's render and classification) and the
+	//            publish, which take mu themselves: it cannot be mu.
+	//   mu       the session's fields, the machine, and the fields the
+	//            drivers say it guards (the terminal's queued replies
+	//            among them); held briefly, or inside locked.
+	//   pty.writeMu  one writer on the PTY. A write blocks while the agent
+	//            does not read: the pump must never wait on it, so the
+	//            terminal's replies are queued under mu and written by
+	//            their own goroutine.
+	//   pty.outMu    a read of the PTY, the screen's update and the
+	//            output's passing on as one step (a viewer's repaint,
+	//            watch, falls between two reads, never inside one), and
+	//            the PTY kept open over a read (pump.remove).
+	// (The pump's own pump.mu and the emulator's lock are not a session's.)
+	//
 	// Lock order, outermost first: a goroutine holding one lock takes only
 	// locks after it in its line.
 	//   guardMu → updateMu → mu           (a guarded write decides afresh)
 	//   guardMu → pty.writeMu             (then types)
-	//   pty.outMu → pump.mu, pty.rd.mu → pump.mu
-	//   pty.replyMu is let go of before pty.writeMu is taken.
+	//   updateMu → pty.outMu → pump.mu    (finish lets go of the PTY)
+	//   pty.outMu → emulator → mu         (output, the terminal's replies)
+	//   pump.mu → emulator                (is a frame held? pump.takeDueLocked)
+	// mu is let go of before pty.writeMu is taken (writeReplies).
 	// The spans of mu that read outside data (process table, agent log)
 	// or decide run inside locked, which lets go of mu however they end:
 	// a recovered panic never leaves it held.
