@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agentd/agentd/detect"
+	"github.com/agentd/agentd/sessions/agentreports"
 	"github.com/agentd/agentd/sessions/program"
 	"github.com/agentd/agentd/sessions/term"
 )
@@ -45,8 +46,8 @@ type ptyDriver struct {
 	replies  []byte // the terminal's answers not yet written
 	replying bool   // writeReplies runs
 	verdicts verdictCache
-	agentLog *rolloutLog // the agent's own log, for agents that keep one
-	outTail  []byte      // an unfinished UTF-8 rune held back from output
+	agentLog agentreports.Log // the agent's own log, for agents that keep one
+	outTail  []byte           // an unfinished UTF-8 rune held back from output
 	// capture keeps output as text, for a terminal an ACP agent runs.
 	capture *outputCapture
 	// The process table, for a shell session.
@@ -187,7 +188,7 @@ func (d *ptyDriver) release() {
 	_ = syscall.Kill(-s.Pid, syscall.SIGHUP)
 	s.signalJobs(syscall.SIGHUP)
 	if d.agentLog != nil {
-		d.agentLog.release()
+		d.agentLog.Release()
 	}
 }
 
@@ -201,7 +202,9 @@ func (d *ptyDriver) start(argv, env []string, spec SpawnSpec) error {
 	s := d.s
 	cols, rows := spec.Cols, spec.Rows
 	if s.token != "" && (spec.Hooks == nil || *spec.Hooks) {
-		argv = append(argv, hookArgs(s.base.Reports.Hooks, s.mgr.opts.Self)...)
+		if h, ok := agentreports.HooksFor(s.base.Reports.Hooks); ok {
+			argv = append(argv, h.Args(s.mgr.opts.Self)...)
+		}
 	}
 	d.cmd = exec.Command(argv[0], argv[1:]...)
 	d.cmd.Dir = s.Cwd
@@ -380,26 +383,28 @@ func (d *ptyDriver) pollLoop(every time.Duration) {
 
 // readAgentLogLocked takes the newest turn event from the agent's own log
 // as a report, for agents whose manifest names a log agentd reads
-// ([reports] log).
+// ([reports] log; agentreports reads it).
 func (d *ptyDriver) readAgentLogLocked() {
 	s := d.s
 	s.faultPoint("agent-log")
-	if s.manifest.Reports.Log != detect.LogCodexRollout {
+	kind := s.manifest.Reports.Log
+	if kind == "" {
 		return
 	}
 	if d.agentLog == nil {
-		if d.agentLog = newRolloutLog(s.env, s.Cwd, s.started); d.agentLog == nil {
+		if d.agentLog = agentreports.OpenLog(kind, s.env, s.Cwd, s.started); d.agentLog == nil {
 			return
 		}
 	}
-	rep, wait := d.agentLog.poll(s.ID)
+	ev, wait := d.agentLog.Poll(s.ID)
 	if wait > 0 {
 		s.recheckLocked(wait)
 		return
 	}
-	if rep != nil {
-		s.machine.reported(*rep, s.mgr.now())
-		s.mgr.opts.Log.Info("report", "session", s.ID, "kind", "log", "event", rep.reason)
+	if ev != nil {
+		rec := ev.Record
+		s.machine.reported(report{source: SourceLog, reason: ev.Reason, at: ev.At, rec: &rec, outcome: ev.Outcome}, s.mgr.now())
+		s.mgr.opts.Log.Info("report", "session", s.ID, "kind", "log", "event", ev.Reason)
 	}
 }
 
