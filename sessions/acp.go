@@ -119,7 +119,7 @@ func (s *Session) nameACP(spec SpawnSpec, info acp.AgentInfo) {
 			s.agent = info.Name
 		}
 	}
-	s.machine.state.Agent = s.agentName()
+	s.machine.named(s.agentName())
 	s.lastPublished.Agent = s.machine.state.Agent
 	if spec.Name != "" {
 		return

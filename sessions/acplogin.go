@@ -54,9 +54,8 @@ func (d *acpDriver) startLogin(argv, env []string, spec SpawnSpec, need *acp.Log
 	d.info = need.Agent
 	d.login = login.ID
 	s.nameACP(spec, need.Agent)
-	s.machine.state = State{Agent: s.agentName(), Name: Error, Source: SourceACP, Reason: "acp.login", Since: time.Now(),
-		Message: fmt.Sprintf("log in in session %s (%s); the agent starts when it ends", login.ID, name)}
-	s.lastPublished = s.machine.state
+	s.lastPublished = s.machine.held(State{Agent: s.agentName(), Name: Error, Source: SourceACP, Reason: "acp.login",
+		Message: fmt.Sprintf("log in in session %s (%s); the agent starts when it ends", login.ID, name)}, time.Now())
 	s.mgr.opts.Log.Info("the agent logs in first", "session", s.ID, "login", login.ID, "method", m.ID)
 	go d.afterLogin(login, argv, env, spec)
 	return nil

@@ -244,23 +244,19 @@ func (m *Manager) adopt(ss SessionSnapshot) error {
 	}
 	d := newPTYDriver(s, 0)
 	s.drv = d
-	if s.machine.inputRaw {
-		s.machine.rawAt = ss.Started
-	}
 	d.term = term.New(term.Options{Cols: ss.Cols, Rows: ss.Rows, Reply: d.reply})
 	d.term.Write(ss.Screen)
 	// A prompt's keys are not carried (they are the rules', never a
 	// file's): the prompt is read again from the screen drawn again, and
-	// only the same prompt, by its ID, takes them. Otherwise it stays
-	// without keys, and an answer is refused until the next look.
-	if v, _ := d.classifyNow(); v.Prompt != nil {
-		for _, st := range []*State{&s.machine.state, &s.lastPublished} {
-			if st.Prompt != nil && ss.Shown == v.Prompt.Content {
-				p := *v.Prompt
-				p.ID = st.Prompt.ID // the appearance goes on
-				st.Prompt = &p
-			}
-		}
+	// only the same prompt, by its ID, takes them (machine.resumed).
+	// Otherwise it stays without keys, and an answer is refused until the
+	// next look.
+	v, _ := d.classifyNow()
+	s.machine.resumed(ss.Started, v.Prompt)
+	if st := &s.lastPublished; v.Prompt != nil && st.Prompt != nil && ss.Shown == v.Prompt.Content {
+		p := *v.Prompt
+		p.ID = st.Prompt.ID // the appearance goes on
+		st.Prompt = &p
 	}
 	if ss.Exited != nil {
 		close(s.readDone)
