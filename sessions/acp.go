@@ -47,34 +47,39 @@ type acpDriver struct {
 	authNeeded string
 }
 
-// startACP starts an ACP agent for s. An agent that logs in in a terminal
-// (and was asked to with spec.AuthMethod) gets its login run first: see
+func newACPDriver(s *Session) *acpDriver { return &acpDriver{s: s, keys: map[string]string{}} }
+
+// start starts the ACP agent. An agent that logs in in a terminal (and
+// was asked to with spec.AuthMethod) gets its login run first: see
 // startLogin.
-func (s *Session) startACP(argv, env []string, spec SpawnSpec) error {
-	s.acp = &acpDriver{s: s, keys: map[string]string{}}
-	s.drv = s.acp
+func (d *acpDriver) start(argv, env []string, spec SpawnSpec) error {
+	s := d.s
 	s.readDone = make(chan struct{})
 	s.exitDone = make(chan struct{})
 	s.started = time.Now()
 	s.env = env
-	c, err := s.runACP(argv, env, spec, false)
+	c, err := d.run(argv, env, spec, false)
 	var need *acp.LoginNeededError
 	if errors.As(err, &need) {
-		return s.startLogin(argv, env, spec, need)
+		return d.startLogin(argv, env, spec, need)
 	}
 	if err != nil {
 		return err
 	}
-	s.acp.client = c
-	s.acp.info = c.Info()
+	d.client = c
+	d.info = c.Info()
 	s.Pid = c.Pid()
-	s.nameACP(spec, s.acp.info)
-	go s.waitACP()
+	s.nameACP(spec, d.info)
+	go d.wait()
 	return nil
 }
 
-// runACP runs the agent and its handshake.
-func (s *Session) runACP(argv, env []string, spec SpawnSpec, loggedIn bool) (*acp.Client, error) {
+// begin: the handshake is done, the agent is ready (or its login runs).
+func (d *acpDriver) begin() { go d.s.update() }
+
+// run runs the agent and its handshake.
+func (d *acpDriver) run(argv, env []string, spec SpawnSpec, loggedIn bool) (*acp.Client, error) {
+	s := d.s
 	return acp.Start(context.Background(), acp.Options{
 		Argv: argv, Env: env, Cwd: s.Cwd, Log: s.mgr.opts.Log.With("session", s.ID),
 		PermissionTimeout: s.mgr.opts.PermissionTimeout,
@@ -98,11 +103,11 @@ func (s *Session) runACP(argv, env []string, spec SpawnSpec, loggedIn bool) (*ac
 	})
 }
 
-// acpClient is the running agent; nil while its login runs.
-func (s *Session) acpClient() *acp.Client {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.acp.client
+// clientNow is the running agent; nil while its login runs.
+func (d *acpDriver) clientNow() *acp.Client {
+	d.s.mu.Lock()
+	defer d.s.mu.Unlock()
+	return d.client
 }
 
 // nameACP names a session from what its agent said in initialize, where
@@ -114,7 +119,7 @@ func (s *Session) nameACP(spec SpawnSpec, info acp.AgentInfo) {
 			s.agent = info.Name
 		}
 	}
-	s.machine.state.Agent = s.agentName()
+	s.machine.named(s.agentName())
 	s.lastPublished.Agent = s.machine.state.Agent
 	if spec.Name != "" {
 		return
@@ -129,9 +134,11 @@ func (s *Session) nameACP(spec SpawnSpec, info acp.AgentInfo) {
 	}
 }
 
-func (s *Session) waitACP() {
-	<-s.acp.client.Done()
-	e := s.acp.client.Exit()
+// wait ends the session once the agent's client is done.
+func (d *acpDriver) wait() {
+	s := d.s
+	<-d.client.Done()
+	e := d.client.Exit()
 	close(s.readDone)
 	s.updateMu.Lock()
 	defer s.updateMu.Unlock()
@@ -197,7 +204,7 @@ func decideACP(a acpFacts, seen, timedOut bool) State {
 // agent's login runs (startLogin set the state).
 func (d *acpDriver) facts() (facts, bool) {
 	s := d.s
-	c := s.acpClient()
+	c := d.clientNow()
 	if c == nil {
 		return facts{}, false
 	}
@@ -220,13 +227,6 @@ func (d *acpDriver) changed() {}
 // send: an ACP agent takes text as a prompt turn.
 func (d *acpDriver) send(text string, _ bool) error { return d.s.Prompt(text) }
 
-func (d *acpDriver) input(string) error                { return ErrNoScreen }
-func (d *acpDriver) resize(int, int) error             { return ErrNoScreen }
-func (d *acpDriver) screen() (detect.Screen, error)    { return detect.Screen{}, ErrNoScreen }
-func (d *acpDriver) repaint(bool) (string, error)      { return "", ErrNoScreen }
-func (d *acpDriver) classify() (detect.Verdict, error) { return detect.Verdict{}, ErrNoScreen }
-func (d *acpDriver) watch(func(string) bool) error     { return ErrNoScreen }
-
 // release: the agent's output ends with its client (waitACP); an agent
 // whose login never let it start had none.
 func (d *acpDriver) release() {
@@ -246,9 +246,9 @@ func (d *acpDriver) describe(in *Info) {
 // hangUp ends the agent the ACP way (stdin closed, SIGHUP, SIGKILL in
 // time), or, while its login runs, the session and the login.
 func (d *acpDriver) hangUp() bool {
-	c := d.s.acpClient()
+	c := d.clientNow()
 	if c == nil {
-		d.s.endLogin(loginStopped)
+		d.endLogin(loginStopped)
 		return false
 	}
 	_ = c.Close()
@@ -259,22 +259,28 @@ func (d *acpDriver) hangUp() bool {
 // end is reported as done with the agent's outcome. Prompt and Cancel are
 // ACP's own methods: a PTY session has no turn to start or cancel.
 func (s *Session) Prompt(text string) error {
-	if s.acp == nil {
-		return ErrNotACP
+	t, err := s.turns()
+	if err != nil {
+		return err
 	}
 	if s.isExited() {
 		return ErrExited
 	}
-	c := s.acpClient()
+	return t.prompt(text)
+}
+
+func (d *acpDriver) prompt(text string) error {
+	s := d.s
+	c := d.clientNow()
 	if c == nil {
 		return ErrLoggingIn
 	}
 	s.mu.Lock()
-	if s.acp.turn {
+	if d.turn {
 		s.mu.Unlock()
 		return ErrTurnRunning
 	}
-	s.acp.turn, s.acp.ended, s.acp.authNeeded = true, false, ""
+	d.turn, d.ended, d.authNeeded = true, false, ""
 	s.machine.tasked()
 	s.mu.Unlock()
 	s.update()
@@ -294,7 +300,7 @@ func (s *Session) Prompt(text string) error {
 			outcome = "failed"
 		}
 		s.mu.Lock()
-		s.acp.turn, s.acp.ended, s.acp.outcome, s.acp.authNeeded = false, authNeeded == "", outcome, authNeeded
+		d.turn, d.ended, d.outcome, d.authNeeded = false, authNeeded == "", outcome, authNeeded
 		s.mu.Unlock()
 		s.update()
 	}()
@@ -303,18 +309,23 @@ func (s *Session) Prompt(text string) error {
 
 // Cancel cancels an ACP turn; pending permissions are answered cancelled.
 func (s *Session) Cancel() error {
-	if s.acp == nil {
-		return ErrNotACP
+	t, err := s.turns()
+	if err != nil {
+		return err
 	}
 	if s.isExited() {
 		return ErrExited
 	}
-	c := s.acpClient()
+	return t.cancel()
+}
+
+func (d *acpDriver) cancel() error {
+	c := d.clientNow()
 	if c == nil {
 		return ErrLoggingIn
 	}
 	err := c.Cancel()
-	s.update()
+	d.s.update()
 	return err
 }
 
@@ -323,7 +334,7 @@ func (s *Session) Cancel() error {
 func (d *acpDriver) answer(st State, promptID, optionID, _ string) (State, error) {
 	s := d.s
 	s.mu.Lock()
-	key, ok := s.acp.keys[promptID]
+	key, ok := d.keys[promptID]
 	s.mu.Unlock()
 	if !ok || st.Name != Blocked {
 		return st, &StaleError{Answered: promptID, Current: st.Prompt}
@@ -331,7 +342,7 @@ func (d *acpDriver) answer(st State, promptID, optionID, _ string) (State, error
 	if optionID == "" {
 		return st, ErrNotAnswerable
 	}
-	switch err := s.acpClient().Answer(key, optionID); {
+	switch err := d.clientNow().Answer(key, optionID); {
 	case errors.Is(err, acp.ErrUnknownPermission):
 		return st, &StaleError{Answered: promptID, Current: st.Prompt}
 	case errors.Is(err, acp.ErrUnknownOption):
@@ -340,7 +351,7 @@ func (d *acpDriver) answer(st State, promptID, optionID, _ string) (State, error
 		return st, err
 	}
 	s.mu.Lock()
-	delete(s.acp.keys, promptID)
+	delete(d.keys, promptID)
 	s.mu.Unlock()
 	return s.update(), nil
 }
@@ -349,10 +360,10 @@ func (d *acpDriver) answer(st State, promptID, optionID, _ string) (State, error
 // SIGHUP, SIGKILL after a grace period).
 func (d *acpDriver) signal(sig syscall.Signal) error {
 	s := d.s
-	c := s.acpClient()
+	c := d.clientNow()
 	if c == nil {
 		// Its login runs and the agent does not: any signal ends both.
-		s.endLogin(loginStopped)
+		d.endLogin(loginStopped)
 		return nil
 	}
 	if sig == syscall.SIGHUP {

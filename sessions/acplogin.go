@@ -25,8 +25,10 @@ var ErrLoggingIn = errors.New("the agent does not run yet: its login is still ru
 // loginStopped is the message of a login ended by a person.
 const loginStopped = "stopped before the login ended"
 
-// startLogin runs need's terminal login for s and leaves s waiting on it.
-func (s *Session) startLogin(argv, env []string, spec SpawnSpec, need *acp.LoginNeededError) error {
+// startLogin runs need's terminal login and leaves the session waiting on
+// it.
+func (d *acpDriver) startLogin(argv, env []string, spec SpawnSpec, need *acp.LoginNeededError) error {
+	s := d.s
 	m := need.Method
 	loginEnv := map[string]*string{}
 	for k, v := range spec.Env {
@@ -49,19 +51,19 @@ func (s *Session) startLogin(argv, env []string, spec SpawnSpec, need *acp.Login
 	if err != nil {
 		return fmt.Errorf("start the login %s of %s: %w", m.ID, need.Agent.Name, err)
 	}
-	s.acp.info = need.Agent
-	s.acp.login = login.ID
+	d.info = need.Agent
+	d.login = login.ID
 	s.nameACP(spec, need.Agent)
-	s.machine.state = State{Agent: s.agentName(), Name: Error, Source: SourceACP, Reason: "acp.login", Since: time.Now(),
-		Message: fmt.Sprintf("log in in session %s (%s); the agent starts when it ends", login.ID, name)}
-	s.lastPublished = s.machine.state
+	s.lastPublished = s.machine.held(State{Agent: s.agentName(), Name: Error, Source: SourceACP, Reason: "acp.login",
+		Message: fmt.Sprintf("log in in session %s (%s); the agent starts when it ends", login.ID, name)}, time.Now())
 	s.mgr.opts.Log.Info("the agent logs in first", "session", s.ID, "login", login.ID, "method", m.ID)
-	go s.afterLogin(login, argv, env, spec)
+	go d.afterLogin(login, argv, env, spec)
 	return nil
 }
 
-// afterLogin starts the agent once its login exited 0, or ends s.
-func (s *Session) afterLogin(login *Session, argv, env []string, spec SpawnSpec) {
+// afterLogin starts the agent once its login exited 0, or ends the session.
+func (d *acpDriver) afterLogin(login *Session, argv, env []string, spec SpawnSpec) {
+	s := d.s
 	<-login.Exited()
 	if s.isExited() {
 		return // stopped meanwhile
@@ -74,12 +76,12 @@ func (s *Session) afterLogin(login *Session, argv, env []string, spec SpawnSpec)
 		} else if ex != nil {
 			why = fmt.Sprintf("the login exited %d", ex.Code)
 		}
-		s.endLogin(why)
+		d.endLogin(why)
 		return
 	}
-	c, err := s.runACP(argv, env, spec, true)
+	c, err := d.run(argv, env, spec, true)
 	if err != nil {
-		s.endLogin("after the login the agent did not start: " + err.Error())
+		d.endLogin("after the login the agent did not start: " + err.Error())
 		return
 	}
 	s.updateMu.Lock()
@@ -90,21 +92,22 @@ func (s *Session) afterLogin(login *Session, argv, env []string, spec SpawnSpec)
 		_ = c.Close()
 		return
 	}
-	s.acp.client, s.acp.info, s.Pid = c, c.Info(), c.Pid()
+	d.client, d.info, s.Pid = c, c.Info(), c.Pid()
 	s.mu.Unlock()
 	s.updateMu.Unlock()
 	s.mgr.tellKeeper('+', s.Pid)
-	go s.waitACP()
+	go d.wait()
 	s.update()
 }
 
 // endLogin ends an ACP session that never ran its agent, saying why, and
 // its login session if that still runs.
-func (s *Session) endLogin(why string) {
+func (d *acpDriver) endLogin(why string) {
+	s := d.s
 	s.updateMu.Lock()
 	s.mu.Lock()
-	started := s.exited != nil || s.acp.client != nil
-	loginID := s.acp.login
+	started := s.exited != nil || d.client != nil
+	loginID := d.login
 	s.mu.Unlock()
 	if started {
 		s.updateMu.Unlock()

@@ -38,7 +38,7 @@ func spawnFakeACPLogin(t *testing.T, m *Manager) (s, login *Session, authFile st
 	if err != nil {
 		t.Fatalf("the login session %s is not listed: %v", info.Login, err)
 	}
-	if login.acp != nil || login.pty == nil {
+	if ptyOf(login) == nil {
 		t.Fatal("the login does not run in a terminal")
 	}
 	awaitScreen(t, login, "Paste the code:")

@@ -82,8 +82,8 @@ func lookLive(m *detect.Manifest, cols, rows int, writes [][]byte, gaps []time.D
 	mgr.now = func() time.Time { return start.Add(clock) }
 	s := &Session{ID: "replay", mgr: mgr, manifest: m, base: m, machine: newMachine(startingState(m.Name, start))}
 	s.lastPublished = s.machine.state
-	s.pty = &ptyDriver{s: s, term: term.New(term.Options{Cols: cols, Rows: rows})}
-	s.drv = s.pty
+	d := &ptyDriver{s: s, term: term.New(term.Options{Cols: cols, Rows: rows})}
+	s.drv = d
 	p := newPump() // its goroutine never runs: this loop is its clock
 	var out []Transition
 	recheck := time.Duration(-1) // when the last decision's second look pokes; -1: none
@@ -98,7 +98,7 @@ func lookLive(m *detect.Manifest, cols, rows int, writes [][]byte, gaps []time.D
 			}
 			if recheck >= 0 && recheck < end && (next < 0 || recheck < next) {
 				clock, recheck = recheck, -1
-				p.scheduleLocked(s, start.Add(clock))
+				p.scheduleLocked(d, start.Add(clock))
 				continue
 			}
 			if next < 0 || next >= end {
@@ -127,9 +127,9 @@ func lookLive(m *detect.Manifest, cols, rows int, writes [][]byte, gaps []time.D
 		next := readAt(read, at)
 		until(next)
 		clock, read = next, next
-		s.pty.term.Write(w)
+		d.term.Write(w)
 		written = i
-		p.scheduleLocked(s, start.Add(clock))
+		p.scheduleLocked(d, start.Add(clock))
 	}
 	until(1 << 62)
 	return out

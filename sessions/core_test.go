@@ -41,17 +41,13 @@ func (d *fakeDriver) answer(st State, promptID, optionID, _ string) (State, erro
 	d.answered = append(d.answered, promptID+"/"+optionID)
 	return st, nil
 }
-func (d *fakeDriver) input(string) error                    { return nil }
-func (d *fakeDriver) resize(int, int) error                 { return nil }
-func (d *fakeDriver) screen() (detect.Screen, error)        { return detect.Screen{}, nil }
-func (d *fakeDriver) repaint(bool) (string, error)          { return "", nil }
-func (d *fakeDriver) classify() (detect.Verdict, error)     { return d.verdict, nil }
-func (d *fakeDriver) signal(syscall.Signal) error           { return nil }
-func (d *fakeDriver) watch(func(repaint string) bool) error { return nil }
-func (d *fakeDriver) describe(*Info)                        {}
-func (d *fakeDriver) hangUp() bool                          { d.hungUp++; return true }
-func (d *fakeDriver) release()                              { d.releases++ }
-func (d *fakeDriver) set(v detect.Verdict)                  { d.mu.Lock(); d.verdict = v; d.mu.Unlock() }
+func (d *fakeDriver) start([]string, []string, SpawnSpec) error { return nil }
+func (d *fakeDriver) begin()                                    {}
+func (d *fakeDriver) signal(syscall.Signal) error               { return nil }
+func (d *fakeDriver) describe(*Info)                            {}
+func (d *fakeDriver) hangUp() bool                              { d.hungUp++; return true }
+func (d *fakeDriver) release()                                  { d.releases++ }
+func (d *fakeDriver) set(v detect.Verdict)                      { d.mu.Lock(); d.verdict = v; d.mu.Unlock() }
 
 func fakeSession(t *testing.T) (*Session, *fakeDriver, *recEvents) {
 	ev := &recEvents{states: map[string][]State{}}

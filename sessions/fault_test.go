@@ -108,9 +108,9 @@ func TestAgentNotReadingRepliesStallsNoOther(t *testing.T) {
 	}
 	// Wait until its input is full: the answers it does not read queue up.
 	queued := func() int {
-		stuck.pty.replyMu.Lock()
-		defer stuck.pty.replyMu.Unlock()
-		return len(stuck.pty.replies)
+		stuck.mu.Lock()
+		defer stuck.mu.Unlock()
+		return len(ptyOf(stuck).replies)
 	}
 	for deadline := time.Now().Add(20 * time.Second); queued() == 0; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {

@@ -16,7 +16,7 @@ func FuzzReport(f *testing.F) {
 		if json.Valid(payload) {
 			rep.Payload = payload
 		}
-		rec, _, ok, err := reportRecord(rep)
+		rec, _, _, ok, err := reportRecord(rep, "")
 		if ok && err != nil {
 			t.Fatalf("a report both taken and refused: %v", err)
 		}

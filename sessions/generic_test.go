@@ -94,7 +94,7 @@ argv = ["AGENTD_TEST_MENU_AGENT"]
 		t.Fatalf("answer No: %v", err)
 	}
 	if after.Name == Blocked {
-		t.Fatalf("still blocked after answering No: %+v\n%s", after, s.pty.term.Snapshot().Text())
+		t.Fatalf("still blocked after answering No: %+v\n%s", after, ptyOf(s).term.Snapshot().Text())
 	}
 	awaitScreen(t, s, "chose No")
 }

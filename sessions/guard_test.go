@@ -41,7 +41,7 @@ func awaitScreen(t *testing.T, s *Session, want string) string {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		text := s.pty.term.Snapshot().Text()
+		text := ptyOf(s).term.Snapshot().Text()
 		if strings.Contains(text, want) {
 			return text
 		}
@@ -62,7 +62,7 @@ func awaitState(t *testing.T, s *Session, name string) State {
 			return st
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the session did not turn %s within 20 s: %+v\n%s", name, st, s.pty.term.Snapshot().Text())
+			t.Fatalf("the session did not turn %s within 20 s: %+v\n%s", name, st, ptyOf(s).term.Snapshot().Text())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -78,7 +78,7 @@ func TestSendIsRefusedWhileAPromptWaits(t *testing.T) {
 	if !errors.As(err, &be) || be.Prompt == nil || !strings.Contains(be.Prompt.Question, "Go on?") {
 		t.Fatalf("Send while blocked: %v (prompt %+v), want a BlockedError naming the prompt", err, be)
 	}
-	if text := s.pty.term.Snapshot().Text(); strings.Contains(text, "hello") || strings.Contains(text, "got [") {
+	if text := ptyOf(s).term.Snapshot().Text(); strings.Contains(text, "hello") || strings.Contains(text, "got [") {
 		t.Fatalf("Send typed while blocked:\n%s", text)
 	}
 }
@@ -93,7 +93,7 @@ func TestAnswerTypesOnceAndRefusesWhatIsNotOnScreen(t *testing.T) {
 	if _, err := s.Answer(first.ID, "no-such-option", ""); !errors.Is(err, ErrUnknownOption) {
 		t.Errorf("an unknown option: %v, want ErrUnknownOption", err)
 	}
-	if text := s.pty.term.Snapshot().Text(); strings.Contains(text, "got [") {
+	if text := ptyOf(s).term.Snapshot().Text(); strings.Contains(text, "got [") {
 		t.Fatalf("a refused answer typed something:\n%s", text)
 	}
 	yes, ok := first.Option("y")
@@ -109,7 +109,7 @@ func TestAnswerTypesOnceAndRefusesWhatIsNotOnScreen(t *testing.T) {
 	if _, err := s.Answer(first.ID, yes.ID, ""); !errors.As(err, new(*StaleError)) {
 		t.Errorf("the answer again: %v, want a StaleError", err)
 	}
-	text := s.pty.term.Snapshot().Text()
+	text := ptyOf(s).term.Snapshot().Text()
 	if strings.Count(text, "got [") != 1 || strings.Contains(text, "then [") {
 		t.Fatalf("the answer was not typed exactly once:\n%s", text)
 	}
@@ -247,7 +247,7 @@ func TestAnswerStepsASelectionItShows(t *testing.T) {
 		t.Fatalf("answer No: %v", err)
 	}
 	if after.Name == Blocked {
-		t.Fatalf("still blocked after answering No: %+v\n%s", after, s.pty.term.Snapshot().Text())
+		t.Fatalf("still blocked after answering No: %+v\n%s", after, ptyOf(s).term.Snapshot().Text())
 	}
 	awaitScreen(t, s, "chose No")
 }

@@ -92,9 +92,14 @@ func (m *Manager) Freeze() (snap *Snapshot, fds []int, thaw func(), err error) {
 	}
 	next := m.next
 	m.mu.Unlock()
+	// Only terminal sessions are carried: one without a terminal (ACP)
+	// that still runs refuses the handover, and an ended one is dropped.
 	var acp []string
+	var ptys []*ptyDriver
 	for _, s := range list {
-		if s.acp != nil && !s.isExited() {
+		if d := ptyOf(s); d != nil {
+			ptys = append(ptys, d)
+		} else if !s.isExited() {
 			acp = append(acp, s.ID)
 		}
 	}
@@ -103,7 +108,10 @@ func (m *Manager) Freeze() (snap *Snapshot, fds []int, thaw func(), err error) {
 	}
 	// Outermost locks first for every session, then the next: an answer
 	// under way (guardMu) needs the pump to see its prompt go, so the pump
-	// is stopped (rd.mu) only once no answer runs.
+	// is stopped (outMu) only once no answer runs. updateMu comes before
+	// outMu, as in finish, which lets go of the PTY (outMu) with updateMu
+	// held: the other way round, an agent that ended during a freeze
+	// would hold one and wait on the other for ever.
 	var unlock []func()
 	thaw = func() {
 		for i := len(unlock) - 1; i >= 0; i-- {
@@ -117,25 +125,17 @@ func (m *Manager) Freeze() (snap *Snapshot, fds []int, thaw func(), err error) {
 		l.Lock()
 		unlock = append(unlock, l.Unlock)
 	}
-	// Only terminal sessions are carried: an ended ACP session is not.
-	var ptys []*Session
-	for _, s := range list {
-		if s.pty != nil {
-			ptys = append(ptys, s)
-		}
+	for _, d := range ptys {
+		hold(&d.s.guardMu)
+		hold(&d.writeMu)
 	}
-	for _, s := range ptys {
-		hold(&s.guardMu)
-		hold(&s.pty.writeMu)
-	}
-	for _, s := range ptys {
-		hold(&s.pty.rd.mu)
-		hold(&s.pty.outMu)
-		hold(&s.updateMu)
+	for _, d := range ptys {
+		hold(&d.s.updateMu)
+		hold(&d.outMu)
 	}
 	snap = &Snapshot{Version: SnapshotVersion, Next: next}
-	for _, s := range ptys {
-		ss := s.snapshotFrozen()
+	for _, d := range ptys {
+		ss := d.snapshotFrozen()
 		if ss.FD >= 0 {
 			fds = append(fds, ss.FD)
 		}
@@ -144,11 +144,12 @@ func (m *Manager) Freeze() (snap *Snapshot, fds []int, thaw func(), err error) {
 	return snap, fds, thaw, nil
 }
 
-// snapshotFrozen describes s, whose locks Freeze holds.
-func (s *Session) snapshotFrozen() SessionSnapshot {
-	cols, rows := s.pty.term.Size()
-	screen := s.pty.term.Repaint(true)
-	if title := s.pty.term.Snapshot().Title; title != "" {
+// snapshotFrozen describes d's session, whose locks Freeze holds.
+func (d *ptyDriver) snapshotFrozen() SessionSnapshot {
+	s := d.s
+	cols, rows := d.term.Size()
+	screen := d.term.Repaint(true)
+	if title := d.term.Snapshot().Title; title != "" {
 		screen = append(screen, "\x1b]2;"+title+"\x07"...)
 	}
 	s.mu.Lock()
@@ -160,8 +161,8 @@ func (s *Session) snapshotFrozen() SessionSnapshot {
 		MachineMemory: s.machine.memory(), LastPublished: s.lastPublished,
 		Exited: s.exited, ExitedAt: s.exitedAt, Broken: s.broken,
 	}
-	if s.exited == nil && s.pty.rd.open {
-		ss.FD = s.pty.rd.fd
+	if s.exited == nil && d.rd.open {
+		ss.FD = d.rd.fd
 	}
 	return ss
 }
@@ -241,25 +242,21 @@ func (m *Manager) adopt(ss SessionSnapshot) error {
 		token: ss.Token, env: ss.Env, started: ss.Started,
 		readDone: make(chan struct{}), exitDone: make(chan struct{}),
 	}
-	s.pty = &ptyDriver{s: s, isShell: base.Identify.Shell}
-	s.drv = s.pty
-	if s.machine.inputRaw {
-		s.machine.rawAt = ss.Started
-	}
-	s.pty.term = term.New(term.Options{Cols: ss.Cols, Rows: ss.Rows, Reply: s.pty.reply})
-	s.pty.term.Write(ss.Screen)
+	d := newPTYDriver(s, 0)
+	s.drv = d
+	d.term = term.New(term.Options{Cols: ss.Cols, Rows: ss.Rows, Reply: d.reply})
+	d.term.Write(ss.Screen)
 	// A prompt's keys are not carried (they are the rules', never a
 	// file's): the prompt is read again from the screen drawn again, and
-	// only the same prompt, by its ID, takes them. Otherwise it stays
-	// without keys, and an answer is refused until the next look.
-	if v, _ := s.pty.classifyNow(); v.Prompt != nil {
-		for _, st := range []*State{&s.machine.state, &s.lastPublished} {
-			if st.Prompt != nil && ss.Shown == v.Prompt.Content {
-				p := *v.Prompt
-				p.ID = st.Prompt.ID // the appearance goes on
-				st.Prompt = &p
-			}
-		}
+	// only the same prompt, by its ID, takes them (machine.resumed).
+	// Otherwise it stays without keys, and an answer is refused until the
+	// next look.
+	v, _ := d.classifyNow()
+	s.machine.resumed(ss.Started, v.Prompt)
+	if st := &s.lastPublished; v.Prompt != nil && st.Prompt != nil && ss.Shown == v.Prompt.Content {
+		p := *v.Prompt
+		p.ID = st.Prompt.ID // the appearance goes on
+		st.Prompt = &p
 	}
 	if ss.Exited != nil {
 		close(s.readDone)
@@ -280,13 +277,13 @@ func (m *Manager) adopt(ss SessionSnapshot) error {
 	if err != nil {
 		return fmt.Errorf("pid %d: %w", ss.Pid, err)
 	}
-	s.pty.proc = proc
-	s.pty.ptmx = os.NewFile(uintptr(ss.FD), "/dev/ptmx")
-	if err := m.pump.add(s, ss.FD); err != nil {
+	d.proc = proc
+	d.ptmx = os.NewFile(uintptr(ss.FD), "/dev/ptmx")
+	if err := m.pump.add(d, ss.FD); err != nil {
 		return err
 	}
 	m.register(s)
-	go s.pty.waitLoop()
+	go d.waitLoop()
 	s.poke()
 	return nil
 }

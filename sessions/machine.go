@@ -135,6 +135,11 @@ type facts struct {
 
 	// An ACP session's protocol state, instead of a screen.
 	acp *acpFacts
+
+	// event, instead of all the above, is what happened to the session
+	// between two looks (the events at the end of this file): step takes
+	// it into the memory and decides nothing.
+	event *event
 }
 
 // acpFacts is what the ACP client says of the session.
@@ -163,7 +168,14 @@ func newMachine(st State) machine { return machine{state: st} }
 // change to publish, and, when the facts may change without output (the
 // terminal leaving line mode, an input.ready_after delay), how soon the
 // caller should look again.
+//
+// step is the one writer of the machine's memory: what happens between two
+// looks comes in as an event (f.event), which step hands to take.
 func (m *machine) step(f facts) (State, bool, time.Duration) {
+	if f.event != nil {
+		st, changed := m.take(*f.event, f.now)
+		return st, changed, 0
+	}
 	if m.ended {
 		return m.state, false, 0
 	}
@@ -548,17 +560,115 @@ func (m *machine) set(next State, now time.Time) (State, bool) {
 }
 
 // The events below are what happens to a session between two steps. Each
-// changes only the memory the next step reads.
+// is an input to step (facts.event), which takes it in take; most change
+// only the memory the next step reads, and failed and exited decide the
+// state themselves.
+
+// event is one of them: kind names it, and the fields it uses say what.
+type event struct {
+	kind     eventKind
+	report   report         // reported
+	promptID string         // answering
+	state    State          // failed (its agent), exited, held
+	agent    string         // named, failed
+	prompt   *detect.Prompt // resumed: the prompt read on the repainted screen
+	at       time.Time      // resumed: when the session started
+}
+
+type eventKind int
+
+const (
+	evReported eventKind = iota + 1
+	evRulesChanged
+	evTyped
+	evSawEnd
+	evTasked
+	evAnswering
+	evAnswerFailed
+	evPermissionTimedOut
+	evFailed
+	evExited
+	evNamed
+	evHeld
+	evResumed
+)
+
+// on steps the machine on one event at now.
+func (m *machine) on(e event, now time.Time) (State, bool) {
+	st, changed, _ := m.step(facts{now: now, event: &e})
+	return st, changed
+}
+
+// take takes event e, at now, into the memory; only step calls it. It
+// returns the state, and whether it is a change to publish.
+func (m *machine) take(e event, now time.Time) (State, bool) {
+	switch e.kind {
+	case evReported:
+		m.takeReport(e.report, now)
+	case evRulesChanged:
+		m.ready, m.inputRaw = false, false
+	case evTyped:
+		if m.state.Name == Blocked && m.state.Prompt != nil {
+			m.typedAt = m.state.Prompt.ID
+		}
+		m.stretch = nil // the keys may have answered it
+		m.takeSawEnd()
+		if m.state.Name != Blocked {
+			m.task = true
+		}
+	case evSawEnd:
+		m.takeSawEnd()
+	case evTasked:
+		m.task = true
+	case evAnswering:
+		m.answered = e.promptID
+		m.stretch = nil
+		if m.report != nil {
+			m.answeredSeq = m.report.seq
+		}
+	case evAnswerFailed:
+		m.answered = ""
+	case evPermissionTimedOut:
+		m.timedOut = true
+	case evFailed:
+		return m.set(State{Agent: e.agent, Name: Error, Source: SourceProcess, Reason: "agentd.internal_error"}, now)
+	case evExited:
+		st := e.state
+		st.Since = now
+		m.state, m.ended = st, true
+		m.revision++
+		return m.state, true
+	case evNamed:
+		m.state.Agent = e.agent
+	case evHeld:
+		st := e.state
+		st.Since = now
+		m.state = st
+	case evResumed:
+		if m.inputRaw {
+			m.rawAt = e.at
+		}
+		if p := e.prompt; p != nil && m.state.Prompt != nil && m.shown == p.Content {
+			q := *p
+			q.ID = m.state.Prompt.ID // the appearance goes on
+			m.state.Prompt = &q
+		}
+	}
+	return m.state, false
+}
 
 // reported takes a report the agent made of itself (a hook, a signal, a
-// line of its log), received at now, as the newest. A "clear" record
-// withdraws the last. A report that says when it happened, and happened
-// before the newest report came in, is older news: a log read late (a
-// turn's end, read after the next turn's start was reported) must not
-// undo what came after it. Only a turn's end that refines the end already
-// reported (Codex's log says interrupted where its signal said idle) is
-// still taken.
-func (m *machine) reported(r report, now time.Time) {
+// line of its log), received at now, as the newest.
+func (m *machine) reported(r report, now time.Time) { m.on(event{kind: evReported, report: r}, now) }
+
+// takeReport is reported's part of take. A "clear" record withdraws the
+// last. A report that says when it happened, and happened before the
+// newest report came in, is older news: a log read late (a turn's end,
+// read after the next turn's start was reported) must not undo what came
+// after it. Only a turn's end that refines the end already reported
+// (Codex's log says interrupted where its signal said idle) is still
+// taken.
+func (m *machine) takeReport(r report, now time.Time) {
 	if m.report != nil && !r.at.IsZero() && r.at.Before(m.report.received) && !(turnEnd(r.rec) && turnEnd(m.report.rec)) {
 		return
 	}
@@ -585,61 +695,69 @@ func turnEnd(rec *detect.StatusRecord) bool {
 
 // rulesChanged: a shell session switched to another agent's rules (or back
 // to its own). A newly started agent draws its first screen.
-func (m *machine) rulesChanged() { m.ready, m.inputRaw = false, false }
+func (m *machine) rulesChanged() { m.on(event{kind: evRulesChanged}, time.Time{}) }
 
 // typed: a person typed keys into the terminal. At a prompt they may have
 // moved its selection; elsewhere keys are a task. Either way the end of
 // the last turn has been seen.
-func (m *machine) typed() {
-	if m.state.Name == Blocked && m.state.Prompt != nil {
-		m.typedAt = m.state.Prompt.ID
-	}
-	m.stretch = nil // the keys may have answered it
-	m.sawEnd()
-	if m.state.Name != Blocked {
-		m.task = true
-	}
-}
+func (m *machine) typed() { m.on(event{kind: evTyped}, time.Time{}) }
 
 // sawEnd: the person looked at the session; a finished turn is seen.
-func (m *machine) sawEnd() {
+func (m *machine) sawEnd() { m.on(event{kind: evSawEnd}, time.Time{}) }
+
+func (m *machine) takeSawEnd() {
 	if m.state.Name == Done {
 		m.seen = true
 	}
 }
 
 // tasked: agentd sent the agent work (session/send, an ACP prompt).
-func (m *machine) tasked() { m.task = true }
+func (m *machine) tasked() { m.on(event{kind: evTasked}, time.Time{}) }
 
 // answering: agentd is about to type the answer to promptID. Until that
 // prompt leaves, another answer to it is refused, and a blocked report
 // made before it says nothing more.
 func (m *machine) answering(promptID string) {
-	m.answered = promptID
-	m.stretch = nil
-	if m.report != nil {
-		m.answeredSeq = m.report.seq
-	}
+	m.on(event{kind: evAnswering, promptID: promptID}, time.Time{})
 }
 
 // answerFailed: the keys did not take (the same prompt is still there), so
 // a retry may go through.
-func (m *machine) answerFailed() { m.answered = "" }
+func (m *machine) answerFailed() { m.on(event{kind: evAnswerFailed}, time.Time{}) }
 
 // permissionTimedOut: an ACP permission was answered with the agent's
 // reject option because nobody did in time.
-func (m *machine) permissionTimedOut() { m.timedOut = true }
+func (m *machine) permissionTimedOut() { m.on(event{kind: evPermissionTimedOut}, time.Time{}) }
 
 // failed: agentd itself failed inside the session's work; the session is
 // error and no longer classified.
 func (m *machine) failed(agent string, now time.Time) (State, bool) {
-	return m.set(State{Agent: agent, Name: Error, Source: SourceProcess, Reason: "agentd.internal_error"}, now)
+	return m.on(event{kind: evFailed, agent: agent}, now)
 }
 
 // exited: the process ended. Its state is final: later steps keep it.
 func (m *machine) exited(st State, now time.Time) State {
-	st.Since = now
-	m.state, m.ended = st, true
-	m.revision++
-	return m.state
+	st, _ = m.on(event{kind: evExited, state: st}, now)
+	return st
+}
+
+// named: the session's agent has a name now (an ACP agent named itself in
+// initialize); the state carries it.
+func (m *machine) named(agent string) { m.on(event{kind: evNamed, agent: agent}, time.Time{}) }
+
+// held: the session waits on something other than its agent (an ACP
+// agent's terminal login) and its state is st, since now, until a look
+// finds the agent.
+func (m *machine) held(st State, now time.Time) State {
+	st, _ = m.on(event{kind: evHeld, state: st}, now)
+	return st
+}
+
+// resumed: a handover brought the session to this process. The terminal's
+// mode is taken to have left line mode when the session started (the old
+// code saw it raw), and the prompt read again on the repainted screen, p,
+// where it is the appearance that was on screen, goes on under its
+// promptId with its keys (keys are the rules', never the snapshot's).
+func (m *machine) resumed(started time.Time, p *detect.Prompt) {
+	m.on(event{kind: evResumed, at: started, prompt: p}, time.Time{})
 }

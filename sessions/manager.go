@@ -206,10 +206,7 @@ func (m *Manager) Spawn(spec SpawnSpec) (*Session, error) {
 		machine: newMachine(startingState(manifest.Name, time.Now())),
 	}
 	s.machine.salt = newSalt()
-	if !spec.ACP {
-		s.pty = &ptyDriver{s: s, isShell: manifest.Identify.Shell}
-		s.drv = s.pty
-	}
+	s.drv = newDriver(s, spec)
 	// The spawn result tells the editor this first state: the first
 	// notification's previous is it.
 	s.lastPublished = s.machine.state
@@ -220,18 +217,8 @@ func (m *Manager) Spawn(spec SpawnSpec) (*Session, error) {
 	if sock := m.ReportSocket(); sock != "" {
 		s.token = newToken()
 		env = append(env, EnvSocket+"="+sock, EnvSession+"="+id, EnvToken+"="+s.token)
-		if !spec.ACP && (spec.Hooks == nil || *spec.Hooks) {
-			argv = append(argv, hookArgs(manifest.Reports.Hooks, m.opts.Self)...)
-		}
 	}
-	if spec.capture > 0 && s.pty != nil {
-		s.pty.capture = &outputCapture{limit: spec.capture}
-	}
-	start := func() error { return s.pty.start(argv, env, spec.Cols, spec.Rows) }
-	if spec.ACP {
-		start = func() error { return s.startACP(argv, env, spec) }
-	}
-	if err := start(); err != nil {
+	if err := s.drv.start(argv, env, spec); err != nil {
 		return nil, fmt.Errorf("start %s: %w", spec.Argv[0], err)
 	}
 	if s.Pid > 0 { // 0: an ACP agent that waits on its login
@@ -241,9 +228,7 @@ func (m *Manager) Spawn(spec SpawnSpec) (*Session, error) {
 	m.sessions[id] = s
 	m.order = append(m.order, id)
 	m.mu.Unlock()
-	if spec.ACP {
-		go s.update() // the handshake is done: the agent is ready
-	}
+	s.drv.begin()
 	return s, nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agentd/agentd/detect"
+	"github.com/agentd/agentd/sessions/agentreports"
 	"github.com/agentd/agentd/sessions/program"
 	"github.com/agentd/agentd/sessions/term"
 )
@@ -23,7 +24,8 @@ import (
 // ptyDriver runs an agent in a pseudo-terminal: the pump reads what it
 // writes into an emulated screen, the screen (with the process table, the
 // reports and the agent's log) is what a look decides on, and an allowed
-// write is typed as keys. Its locks are in Session's lock order.
+// write is typed as keys. Its two locks, writeMu and outMu, are in
+// Session's lock order (session.go), with why each exists.
 type ptyDriver struct {
 	s *Session
 
@@ -33,19 +35,19 @@ type ptyDriver struct {
 	term    *term.Terminal
 	isShell bool // the program spawned is a shell: follow its foreground
 
-	writeMu  sync.Mutex // one writer on the PTY at a time
-	replyMu  sync.Mutex // guards replies and replying
-	replies  []byte     // the terminal's answers not yet written
-	replying bool       // writeReplies runs
-	outMu    sync.Mutex // output is applied to the screen and passed on as one step
-
+	writeMu sync.Mutex // one writer on the PTY at a time
+	// outMu makes a read of the PTY, the screen's update and the output's
+	// passing on one step, and keeps the PTY open over a read (rd).
+	outMu sync.Mutex
+	rd    ptyReading // the PTY as the pump reads it (outMu)
 	sched schedule   // when the pump classifies this session next (pump.mu)
-	rd    ptyReading // the PTY as the pump reads it (rd.mu)
 
 	// Guarded by the session's mu.
+	replies  []byte // the terminal's answers not yet written
+	replying bool   // writeReplies runs
 	verdicts verdictCache
-	agentLog *rolloutLog // the agent's own log, for agents that keep one
-	outTail  []byte      // an unfinished UTF-8 rune held back from output
+	agentLog agentreports.Log // the agent's own log, for agents that keep one
+	outTail  []byte           // an unfinished UTF-8 rune held back from output
 	// capture keeps output as text, for a terminal an ACP agent runs.
 	capture *outputCapture
 	// The process table, for a shell session.
@@ -53,6 +55,24 @@ type ptyDriver struct {
 	probedAt  time.Time
 	probeMiss int
 	cpuAt     time.Time // when the agent's CPU time was last read
+}
+
+// newPTYDriver is s's terminal driver; capture > 0 keeps that much of the
+// output as text (SpawnSpec.capture).
+func newPTYDriver(s *Session, capture int) *ptyDriver {
+	d := &ptyDriver{s: s, isShell: s.base.Identify.Shell}
+	if capture > 0 {
+		d.capture = &outputCapture{limit: capture}
+	}
+	return d
+}
+
+// ptyOf is s's terminal driver, nil for a session with another driver:
+// the one place code outside the driver (the handover, which carries only
+// terminal sessions, and tests) reaches the concrete driver.
+func ptyOf(s *Session) *ptyDriver {
+	d, _ := s.drv.(*ptyDriver)
+	return d
 }
 
 // facts reads what a look decides on: the process table and the agent's
@@ -90,7 +110,7 @@ func (d *ptyDriver) changed() {
 	if d.s.mgr.opts.DetectPoll > 0 {
 		return // a poller looks on its own clock
 	}
-	d.s.mgr.pump.changed(d.s)
+	d.s.mgr.pump.changed(d)
 }
 
 func (d *ptyDriver) input(data string) error { return d.write([]byte(data)) }
@@ -104,15 +124,13 @@ func (d *ptyDriver) resize(cols, rows int) error {
 	return nil
 }
 
-func (d *ptyDriver) screen() (detect.Screen, error) { return d.term.Snapshot(), nil }
+func (d *ptyDriver) screen() detect.Screen { return d.term.Snapshot() }
 
-func (d *ptyDriver) repaint(history bool) (string, error) {
-	return string(d.term.Repaint(history)), nil
-}
+func (d *ptyDriver) repaint(history bool) string { return string(d.term.Repaint(history)) }
 
-func (d *ptyDriver) classify() (detect.Verdict, error) {
+func (d *ptyDriver) classify() detect.Verdict {
 	v, _ := d.classifyNow()
-	return v, nil
+	return v
 }
 
 func (d *ptyDriver) signal(sig syscall.Signal) error {
@@ -162,7 +180,7 @@ func (d *ptyDriver) noteJobs() {
 // release stops reading the PTY and ends what is left of the group.
 func (d *ptyDriver) release() {
 	s := d.s
-	s.mgr.pump.remove(s)
+	s.mgr.pump.remove(d)
 	d.noteJobs()
 	_ = d.ptmx.Close()
 	// The group may still hold processes that left the session leader
@@ -170,15 +188,24 @@ func (d *ptyDriver) release() {
 	_ = syscall.Kill(-s.Pid, syscall.SIGHUP)
 	s.signalJobs(syscall.SIGHUP)
 	if d.agentLog != nil {
-		d.agentLog.release()
+		d.agentLog.Release()
 	}
 }
 
 func (d *ptyDriver) describe(in *Info) { in.Cols, in.Rows = d.term.Size() }
 
-// start runs argv in a new PTY of cols x rows and starts reading it.
-func (d *ptyDriver) start(argv, env []string, cols, rows int) error {
+// start runs argv in a new PTY of the spawn's size and starts reading it.
+// An agent whose manifest names a kind of hooks agentd gives is given
+// them, where there is a report socket to send them to (the session has a
+// token) and the spawn did not turn them off.
+func (d *ptyDriver) start(argv, env []string, spec SpawnSpec) error {
 	s := d.s
+	cols, rows := spec.Cols, spec.Rows
+	if s.token != "" && (spec.Hooks == nil || *spec.Hooks) {
+		if h, ok := agentreports.HooksFor(s.base.Reports.Hooks); ok {
+			argv = append(argv, h.Args(s.mgr.opts.Self)...)
+		}
+	}
 	d.cmd = exec.Command(argv[0], argv[1:]...)
 	d.cmd.Dir = s.Cwd
 	d.cmd.Env = env
@@ -194,7 +221,7 @@ func (d *ptyDriver) start(argv, env []string, cols, rows int) error {
 	if d.ptmx, fd, err = pollable(ptmx); err == nil {
 		s.readDone = make(chan struct{})
 		s.exitDone = make(chan struct{})
-		if err = s.mgr.pump.add(s, fd); err != nil {
+		if err = s.mgr.pump.add(d, fd); err != nil {
 			d.ptmx.Close()
 		}
 	}
@@ -207,21 +234,23 @@ func (d *ptyDriver) start(argv, env []string, cols, rows int) error {
 		go d.pollLoop(every)
 	}
 	go d.waitLoop()
-	// Classify once even if the program never writes: a silent program
-	// must not stay "starting" for ever.
-	s.poke()
 	return nil
 }
+
+// begin classifies once even if the program never writes: a silent
+// program must not stay "starting" for ever.
+func (d *ptyDriver) begin() { d.s.poke() }
 
 // reply writes the terminal's answer to a query back to the agent. It is
 // called by the pump, which must not wait on an agent that does not read
 // its input: the answer is queued and written by a goroutine of its own.
 func (d *ptyDriver) reply(b []byte) {
-	d.replyMu.Lock()
+	s := d.s
+	s.mu.Lock()
 	d.replies = append(d.replies, b...)
 	start := !d.replying
 	d.replying = true
-	d.replyMu.Unlock()
+	s.mu.Unlock()
 	if start {
 		go d.writeReplies()
 	}
@@ -229,27 +258,41 @@ func (d *ptyDriver) reply(b []byte) {
 
 // writeReplies writes the queued answers, in order, until none is left.
 func (d *ptyDriver) writeReplies() {
+	s := d.s
 	for {
-		d.replyMu.Lock()
+		s.mu.Lock()
 		b := d.replies
 		d.replies = nil
 		if len(b) == 0 {
 			d.replying = false
-			d.replyMu.Unlock()
+			s.mu.Unlock()
 			return
 		}
-		d.replyMu.Unlock()
+		s.mu.Unlock()
 		d.writeMu.Lock()
 		_, _ = d.ptmx.Write(b)
 		d.writeMu.Unlock()
 	}
 }
 
-// readPTY reads what the agent wrote, for the pump. It returns 0 and no
-// error when there is nothing to read.
-func (d *ptyDriver) readPTY(buf []byte) (int, error) {
-	d.rd.mu.Lock()
-	defer d.rd.mu.Unlock()
+// read reads what the agent wrote into buf, for the pump, and takes it in
+// (tookLocked), all under outMu. It returns 0 and no error when there is nothing
+// to read.
+func (d *ptyDriver) read(buf []byte) (int, error) {
+	d.outMu.Lock()
+	n, err := d.readLocked(buf)
+	if n > 0 {
+		d.tookLocked(buf[:n])
+	}
+	d.outMu.Unlock()
+	if n > 0 {
+		d.afterOutput(buf[:n])
+	}
+	return n, err
+}
+
+// readLocked makes one read of the PTY, with outMu held.
+func (d *ptyDriver) readLocked(buf []byte) (int, error) {
 	if !d.rd.open {
 		return 0, os.ErrClosed
 	}
@@ -272,16 +315,20 @@ func (d *ptyDriver) readPTY(buf []byte) (int, error) {
 	}
 }
 
-// took applies output the agent wrote to the screen, passes it on, and asks
-// for classification.
-func (d *ptyDriver) took(b []byte) {
+// tookLocked applies output the agent wrote to the screen and passes it
+// on, with outMu held.
+func (d *ptyDriver) tookLocked(b []byte) {
 	s := d.s
-	d.outMu.Lock()
 	if !s.isBroken() {
 		s.contain("reading output", func() { d.term.Write(b) })
 	}
 	d.emitOutput(b)
-	d.outMu.Unlock()
+}
+
+// afterOutput keeps output for a terminal an ACP agent reads, and asks for
+// classification.
+func (d *ptyDriver) afterOutput(b []byte) {
+	s := d.s
 	if d.capture != nil {
 		s.mu.Lock()
 		d.capture.add(b)
@@ -336,26 +383,28 @@ func (d *ptyDriver) pollLoop(every time.Duration) {
 
 // readAgentLogLocked takes the newest turn event from the agent's own log
 // as a report, for agents whose manifest names a log agentd reads
-// ([reports] log).
+// ([reports] log; agentreports reads it).
 func (d *ptyDriver) readAgentLogLocked() {
 	s := d.s
 	s.faultPoint("agent-log")
-	if s.manifest.Reports.Log != detect.LogCodexRollout {
+	kind := s.manifest.Reports.Log
+	if kind == "" {
 		return
 	}
 	if d.agentLog == nil {
-		if d.agentLog = newRolloutLog(s.env, s.Cwd, s.started); d.agentLog == nil {
+		if d.agentLog = agentreports.OpenLog(kind, s.env, s.Cwd, s.started); d.agentLog == nil {
 			return
 		}
 	}
-	rep, wait := d.agentLog.poll(s.ID)
+	ev, wait := d.agentLog.Poll(s.ID)
 	if wait > 0 {
 		s.recheckLocked(wait)
 		return
 	}
-	if rep != nil {
-		s.machine.reported(*rep, s.mgr.now())
-		s.mgr.opts.Log.Info("report", "session", s.ID, "kind", "log", "event", rep.reason)
+	if ev != nil {
+		rec := ev.Record
+		s.machine.reported(report{source: SourceLog, reason: ev.Reason, at: ev.At, rec: &rec, outcome: ev.Outcome}, s.mgr.now())
+		s.mgr.opts.Log.Info("report", "session", s.ID, "kind", "log", "event", ev.Reason)
 	}
 }
 

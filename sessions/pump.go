@@ -47,12 +47,12 @@ const (
 // stays in it.
 type pump struct {
 	mu      sync.Mutex
-	watch   readiness          // the PTYs' readiness; nil while the pump is idle
-	fds     map[int32]*Session // the PTYs being read
-	running bool               // the pump's goroutine runs
-	armedAt time.Time          // the deadline the pump waits with; zero: none
-	pending []*Session         // sessions that changed since their last classification
-	buf     []byte             // the pump's read buffer, one for every session
+	watch   readiness            // the PTYs' readiness; nil while the pump is idle
+	fds     map[int32]*ptyDriver // the PTYs being read
+	running bool                 // the pump's goroutine runs
+	armedAt time.Time            // the deadline the pump waits with; zero: none
+	pending []*ptyDriver         // sessions that changed since their last classification
+	buf     []byte               // the pump's read buffer, one for every session
 }
 
 // schedule is what the pump keeps of one session's classification, guarded
@@ -62,18 +62,21 @@ type schedule struct {
 	dueAt     time.Time
 }
 
-// ptyReading is a session's PTY as the pump reads it. Its mu is held over
-// each read, so the file is never closed (and its number reused) under one.
+// ptyReading is a session's PTY as the pump reads it, guarded by the
+// driver's outMu, which is held over each read, so the file is never
+// closed (and its number reused) under one.
 type ptyReading struct {
-	mu   sync.Mutex
 	fd   int
 	open bool
 }
 
-func newPump() *pump { return &pump{fds: map[int32]*Session{}, buf: make([]byte, 16<<10)} }
+func newPump() *pump { return &pump{fds: map[int32]*ptyDriver{}, buf: make([]byte, 16<<10)} }
 
-// add starts reading s's PTY, whose non-blocking descriptor is fd.
-func (p *pump) add(s *Session, fd int) error {
+// The pump works on the terminal drivers it was given (add), not on their
+// sessions: what it reads, schedules and holds back is theirs.
+
+// add starts reading d's PTY, whose non-blocking descriptor is fd.
+func (p *pump) add(d *ptyDriver, fd int) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.watch == nil {
@@ -86,26 +89,26 @@ func (p *pump) add(s *Session, fd int) error {
 	if err := p.watch.add(fd); err != nil {
 		return err
 	}
-	s.pty.rd.fd, s.pty.rd.open = fd, true
-	p.fds[int32(fd)] = s
+	d.rd.fd, d.rd.open = fd, true
+	p.fds[int32(fd)] = d
 	p.startLocked()
 	return nil
 }
 
-// remove stops reading s's PTY, and tells those waiting for the end of its
-// output. The PTY may be closed once it returns.
-func (p *pump) remove(s *Session) {
-	s.pty.rd.mu.Lock()
-	defer s.pty.rd.mu.Unlock()
-	if !s.pty.rd.open {
+// remove stops reading d's PTY, and tells those waiting for the end of its
+// session's output. The PTY may be closed once it returns.
+func (p *pump) remove(d *ptyDriver) {
+	d.outMu.Lock()
+	defer d.outMu.Unlock()
+	if !d.rd.open {
 		return
 	}
-	s.pty.rd.open = false
+	d.rd.open = false
 	p.mu.Lock()
-	p.watch.remove(s.pty.rd.fd)
-	delete(p.fds, int32(s.pty.rd.fd))
+	p.watch.remove(d.rd.fd)
+	delete(p.fds, int32(d.rd.fd))
 	p.mu.Unlock()
-	close(s.readDone)
+	close(d.s.readDone)
 }
 
 func (p *pump) startLocked() {
@@ -115,11 +118,12 @@ func (p *pump) startLocked() {
 	}
 }
 
-// changed records that s changed now: its screen, a report, its input.
-func (p *pump) changed(s *Session) {
+// changed records that d's session changed now: its screen, a report, its
+// input.
+func (p *pump) changed(d *ptyDriver) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	due := p.scheduleLocked(s, time.Now())
+	due := p.scheduleLocked(d, time.Now())
 	p.startLocked()
 	if p.watch != nil && (p.armedAt.IsZero() || p.armedAt.After(due)) {
 		// Wake the pump sooner than it meant to.
@@ -128,13 +132,13 @@ func (p *pump) changed(s *Session) {
 	}
 }
 
-// scheduleLocked records a change of s at now, and returns when s is due
-// to be classified (classifyAt).
-func (p *pump) scheduleLocked(s *Session, now time.Time) time.Time {
-	sc := &s.pty.sched
+// scheduleLocked records a change of d's session at now, and returns when
+// it is due to be classified (classifyAt).
+func (p *pump) scheduleLocked(d *ptyDriver, now time.Time) time.Time {
+	sc := &d.sched
 	if sc.changedAt.IsZero() {
 		sc.changedAt = now
-		p.pending = append(p.pending, s)
+		p.pending = append(p.pending, d)
 	}
 	sc.dueAt = timeAt(now, classifyAt(clockOf(sc.changedAt), clockOf(now)))
 	return sc.dueAt
@@ -211,19 +215,16 @@ func (p *pump) park(fds []int32) int {
 func (p *pump) read(fds []int32) (flood bool) {
 	for _, fd := range fds {
 		p.mu.Lock()
-		s := p.fds[fd]
+		d := p.fds[fd]
 		p.mu.Unlock()
-		if s == nil {
+		if d == nil {
 			continue
 		}
-		n, err := s.pty.readPTY(p.buf)
-		if n > 0 {
-			s.pty.took(p.buf[:n])
-			flood = flood || n >= floodRead
-		}
+		n, err := d.read(p.buf)
+		flood = flood || n >= floodRead
 		if err != nil {
 			// The agent and everything it started closed the PTY.
-			p.remove(s)
+			p.remove(d)
 		}
 	}
 	return flood
@@ -234,33 +235,33 @@ func (p *pump) classifyDue() {
 	p.mu.Lock()
 	due := p.takeDueLocked(time.Now())
 	p.mu.Unlock()
-	for _, s := range due {
-		if !s.isBroken() {
+	for _, d := range due {
+		if s := d.s; !s.isBroken() {
 			s.contain("classifying", func() { s.update() })
 		}
 	}
 }
 
 // takeDueLocked removes the sessions due at now from pending and returns
-// them. A session holding a frame in synchronized output waits for its end,
-// up to syncHold after its first change.
-func (p *pump) takeDueLocked(now time.Time) []*Session {
-	var due []*Session
+// their drivers. A session holding a frame in synchronized output waits
+// for its end, up to syncHold after its first change.
+func (p *pump) takeDueLocked(now time.Time) []*ptyDriver {
+	var due []*ptyDriver
 	kept := p.pending[:0]
-	for _, s := range p.pending {
-		sc := &s.pty.sched
+	for _, d := range p.pending {
+		sc := &d.sched
 		if sc.dueAt.After(now) {
-			kept = append(kept, s)
+			kept = append(kept, d)
 			continue
 		}
-		if hold := timeAt(now, heldUntil(clockOf(sc.changedAt))); s.pty.term.InSync() && now.Before(hold) {
+		if hold := timeAt(now, heldUntil(clockOf(sc.changedAt))); d.term.InSync() && now.Before(hold) {
 			// Half a frame is on screen: wait for the agent to finish it.
 			sc.dueAt = hold
-			kept = append(kept, s)
+			kept = append(kept, d)
 			continue
 		}
 		sc.changedAt = time.Time{}
-		due = append(due, s)
+		due = append(due, d)
 	}
 	clear(p.pending[len(kept):])
 	p.pending = kept
@@ -270,9 +271,9 @@ func (p *pump) takeDueLocked(now time.Time) []*Session {
 // nextLocked is when the next pending session is due; zero if none is.
 func (p *pump) nextLocked() time.Time {
 	var next time.Time
-	for _, s := range p.pending {
-		if next.IsZero() || s.pty.sched.dueAt.Before(next) {
-			next = s.pty.sched.dueAt
+	for _, d := range p.pending {
+		if next.IsZero() || d.sched.dueAt.Before(next) {
+			next = d.sched.dueAt
 		}
 	}
 	return next

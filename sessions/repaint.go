@@ -5,8 +5,11 @@ package sessions
 // what a viewer needs before live output. With history set, the lines
 // that scrolled off the top come first.
 func (s *Session) Repaint(history bool) string {
-	r, _ := s.drv.repaint(history)
-	return r
+	t, err := s.terminal()
+	if err != nil {
+		return ""
+	}
+	return t.repaint(history)
 }
 
 // WatchOutput starts a viewer of the session's output: start is given the
@@ -16,16 +19,20 @@ func (s *Session) Repaint(history bool) string {
 // whether the viewer is new, rather than one asking for a repaint again.
 // A session with no terminal (ACP) has no output to watch: ErrNoScreen.
 func (s *Session) WatchOutput(start func(repaint string) (isNew bool)) error {
-	return s.drv.watch(start)
+	t, err := s.terminal()
+	if err != nil {
+		return err
+	}
+	t.watch(start)
+	return nil
 }
 
-func (d *ptyDriver) watch(start func(repaint string) (isNew bool)) error {
+func (d *ptyDriver) watch(start func(repaint string) (isNew bool)) {
 	d.outMu.Lock()
 	defer d.outMu.Unlock()
 	if start(string(d.term.Repaint(true))) {
 		d.s.mgr.Subscribe(d.s.ID, true)
 	}
-	return nil
 }
 
 // UnwatchOutput ends one viewer of the session's output.

@@ -13,10 +13,10 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/agentd/agentd/detect"
+	"github.com/agentd/agentd/sessions/agentreports"
 )
 
 // Programs inside a session tell agentd what they are doing through a Unix
@@ -126,32 +126,18 @@ func (rs *reportServer) deliver(rep Report) error {
 	if subtle.ConstantTimeCompare([]byte(rep.Token), []byte(s.token)) != 1 {
 		return errBadToken
 	}
-	rec, background, ok, err := reportRecord(rep)
+	s.mu.Lock()
+	hooks := s.manifest.Reports.Hooks
+	s.mu.Unlock()
+	rec, subject, background, ok, err := reportRecord(rep, hooks)
 	if err != nil {
 		return err
 	}
 	rs.log.Info("report", "session", rep.Session, "kind", rep.Kind, "event", rep.Event)
 	if ok {
-		s.setReport(rep.Kind+"."+rep.Event, rec, hookSubject(rep), background)
+		s.setReport(rep.Kind+"."+rep.Event, rec, subject, background)
 	}
 	return nil
-}
-
-// hookSubject is what the tool call a hook reports asks to approve, from
-// its tool_name and tool_input: what the agent will run, where the screen
-// shows what it drew of it. nil for an event about no tool call.
-func hookSubject(rep Report) *detect.Subject {
-	if rep.Kind != "hook" || (rep.Event != "PreToolUse" && rep.Event != "PermissionRequest") {
-		return nil
-	}
-	var payload struct {
-		ToolName  string          `json:"tool_name"`
-		ToolInput json.RawMessage `json:"tool_input"`
-	}
-	if json.Unmarshal(rep.Payload, &payload) != nil || payload.ToolName == "" {
-		return nil
-	}
-	return toolCall{name: payload.ToolName, input: payload.ToolInput}.subject()
 }
 
 func (rs *reportServer) close() {
@@ -159,99 +145,46 @@ func (rs *reportServer) close() {
 	_ = os.Remove(rs.path)
 }
 
-// hookStates maps Claude Code hook events to states. Events not listed
-// are accepted and change nothing. SessionStart is one of those: Claude
-// Code 2.1.332 runs it with the first prompt ("running SessionStart hook"
-// under the spinner), so on a busy machine its report came after the
-// turn's working one, and read as idle it ended a turn that had just
-// begun (test-under-load: done(unknown) while the screen said
-// "✻ Actioning…").
-var hookStates = map[string]string{
-	"UserPromptSubmit":  "working",
-	"PreToolUse":        "working",
-	"PostToolUse":       "working",
-	"PermissionRequest": "blocked",
-	"Stop":              "done",
-	"SessionEnd":        "clear",
-}
-
 var signalStates = map[string]string{
 	"working": "working", "needs-input": "blocked", "turn-ended": "done", "done": "done",
 }
 
-// reportRecord turns a report into a program-status record. background
-// says that the report names work the agent started that still runs (a
-// Stop hook's background_tasks); what that means is decide's. ok is false
-// for a valid report that says nothing about state.
-func reportRecord(rep Report) (rec detect.StatusRecord, background, ok bool, err error) {
+// reportRecord turns a report into a program-status record: a signal is
+// agentd's own, a hook is read in the format of hooks, the kind of hooks
+// the session's manifest names (agentreports; its default where it names
+// none). background says that the report names work the agent started
+// that still runs; what that means is decide's. subject is what the tool
+// call it reports asks to approve, where it names one. ok is false for a
+// valid report that says nothing about state.
+func reportRecord(rep Report, hooks string) (rec detect.StatusRecord, subject *detect.Subject, background, ok bool, err error) {
 	rec = detect.StatusRecord{Progress: -1, App: rep.Kind}
 	switch rep.Kind {
 	case "signal":
 		st, known := signalStates[rep.Event]
 		if !known {
-			return rec, false, false, fmt.Errorf("unknown signal %q: want working, needs-input, turn-ended or done", rep.Event)
+			return rec, nil, false, false, fmt.Errorf("unknown signal %q: want working, needs-input, turn-ended or done", rep.Event)
 		}
 		rec.State = st
 		if st == "blocked" {
 			rec.Kind, rec.Message = "question", "needs input"
 		}
-		return rec, false, true, nil
+		return rec, nil, false, true, nil
 	case "hook":
-		var payload struct {
-			ToolName         string          `json:"tool_name"`
-			ToolInput        json.RawMessage `json:"tool_input"`
-			NotificationType string          `json:"notification_type"`
-			Message          string          `json:"message"`
-			// BackgroundTasks (Stop, Claude Code 2.1.332) lists the turn's
-			// background work and whether it still runs.
-			BackgroundTasks []struct {
-				Type   string `json:"type"`
-				Status string `json:"status"`
-			} `json:"background_tasks"`
-		}
-		if len(rep.Payload) > 0 {
-			if err := json.Unmarshal(rep.Payload, &payload); err != nil {
-				return rec, false, false, fmt.Errorf("hook %s: payload is not JSON: %v", rep.Event, err)
-			}
-		}
-		st, known := hookStates[rep.Event]
-		if rep.Event == "Notification" && payload.NotificationType == "permission_prompt" {
-			st, known = "blocked", true
-		}
+		h, known := agentreports.HooksFor(hooks)
 		if !known {
-			return rec, false, false, nil
+			h, _ = agentreports.HooksFor(agentreports.DefaultHooks)
 		}
-		for _, task := range payload.BackgroundTasks {
-			background = background || task.Type == "subagent" && task.Status == "running"
+		r, err := h.Read(rep.Event, rep.Payload)
+		if err != nil {
+			return rec, nil, false, false, err
 		}
-		rec.State = st
-		if st == "blocked" {
-			rec.Kind = "permission"
-			rec.Message = payload.Message
-			if payload.ToolName != "" {
-				rec.Message = "approve " + payload.ToolName + toolSummary(payload.ToolInput)
-			}
+		if r.Tool != nil {
+			subject = toolCall{name: r.Tool.Name, input: r.Tool.Input}.subject()
 		}
-		return rec, background, true, nil
+		r.Record.App = rec.App
+		return r.Record, subject, r.Background, r.OK, nil
 	}
-	return rec, false, false, fmt.Errorf("unknown report kind %q: want hook or signal", rep.Kind)
-}
-
-// toolSummary is a short rendering of a tool's input for a question.
-func toolSummary(in json.RawMessage) string {
-	var m map[string]any
-	if json.Unmarshal(in, &m) != nil {
-		return ""
-	}
-	for _, k := range []string{"command", "file_path", "url", "pattern"} {
-		if v, ok := m[k].(string); ok && v != "" {
-			if len(v) > 120 {
-				v = v[:120] + "…"
-			}
-			return ": " + strings.TrimSpace(v)
-		}
-	}
-	return ""
+	return rec, nil, false, false, fmt.Errorf("unknown report kind %q: want hook or signal", rep.Kind)
 }
 
 func newToken() string {

@@ -223,12 +223,12 @@ func TestReportRecord(t *testing.T) {
 		{Report{Kind: "signal", Event: "done"}, true, "done", ""},
 		{Report{Kind: "signal", Event: "turn-ended"}, true, "done", ""},
 	} {
-		rec, _, ok, err := reportRecord(c.rep)
+		rec, _, _, ok, err := reportRecord(c.rep, "")
 		if err != nil || ok != c.ok || (ok && (rec.State != c.state || rec.Message != c.message)) {
 			t.Errorf("%s %s: %+v ok %v err %v; want ok %v, state %q, message %q", c.rep.Kind, c.rep.Event, rec, ok, err, c.ok, c.state, c.message)
 		}
 	}
-	if _, _, _, err := reportRecord(Report{Kind: "hook", Event: "Stop", Payload: json.RawMessage(`[1,2`)}); err == nil {
+	if _, _, _, _, err := reportRecord(Report{Kind: "hook", Event: "Stop", Payload: json.RawMessage(`[1,2`)}, ""); err == nil {
 		t.Error("a hook whose payload is not JSON was taken")
 	}
 }

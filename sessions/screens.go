@@ -51,14 +51,11 @@ const maxKeptScreens = 50
 
 // Capture makes a record of the session's screen now.
 func (s *Session) Capture(why string) (ScreenRecord, error) {
-	if s.pty == nil {
-		return ScreenRecord{}, ErrNoScreen
-	}
-	raw, err := s.drv.repaint(false)
+	t, err := s.terminal()
 	if err != nil {
 		return ScreenRecord{}, err
 	}
-	v, _ := s.drv.classify()
+	raw, v := t.repaint(false), t.classify()
 	info := s.Info()
 	argv := make([]string, len(s.Argv))
 	for i, a := range s.Argv {

@@ -28,19 +28,45 @@ type Session struct {
 	Pid    int
 	Origin Origin
 
-	mgr      *Manager
+	mgr *Manager
+	// drv is the session's driver, chosen once (newDriver): the session
+	// holds no other handle on it. What only some drivers do (a terminal,
+	// prompt turns) is found on it by type assertion (Session.terminal,
+	// Session.turns).
 	drv      driver
-	pty      *ptyDriver       // drv, for a terminal session (pty.go); nil otherwise
-	acp      *acpDriver       // drv, for an ACP session (acp.go); nil otherwise
 	manifest *detect.Manifest // the rules in use now
 	base     *detect.Manifest // the rules of the program spawned
 
+	// A terminal session has five locks, each for a wait the others must
+	// not share; an ACP session has the first three.
+	//   guardMu  one guarded write (Send, Answer) at a time. It is held
+	//            for seconds (an answer waits for its prompt to leave),
+	//            so nothing the pump does may take it.
+	//   updateMu one decision-and-publish at a time, so states go out in
+	//            order. It is held over the driver's facts (the process
+	//            table, the screen's render and classification) and the
+	//            publish, which take mu themselves: it cannot be mu.
+	//   mu       the session's fields, the machine, and the fields the
+	//            drivers say it guards (the terminal's queued replies
+	//            among them); held briefly, or inside locked.
+	//   pty.writeMu  one writer on the PTY. A write blocks while the agent
+	//            does not read: the pump must never wait on it, so the
+	//            terminal's replies are queued under mu and written by
+	//            their own goroutine.
+	//   pty.outMu    a read of the PTY, the screen's update and the
+	//            output's passing on as one step (a viewer's repaint,
+	//            watch, falls between two reads, never inside one), and
+	//            the PTY kept open over a read (pump.remove).
+	// (The pump's own pump.mu and the emulator's lock are not a session's.)
+	//
 	// Lock order, outermost first: a goroutine holding one lock takes only
 	// locks after it in its line.
 	//   guardMu → updateMu → mu           (a guarded write decides afresh)
 	//   guardMu → pty.writeMu             (then types)
-	//   pty.outMu → pump.mu, pty.rd.mu → pump.mu
-	//   pty.replyMu is let go of before pty.writeMu is taken.
+	//   updateMu → pty.outMu → pump.mu    (finish lets go of the PTY)
+	//   pty.outMu → emulator → mu         (output, the terminal's replies)
+	//   pump.mu → emulator                (is a frame held? pump.takeDueLocked)
+	// mu is let go of before pty.writeMu is taken (writeReplies).
 	// The spans of mu that read outside data (process table, agent log)
 	// or decide run inside locked, which lets go of mu however they end:
 	// a recovered panic never leaves it held.
@@ -74,8 +100,13 @@ type Session struct {
 
 // driver is what differs between an agent in a terminal (ptyDriver) and
 // one over ACP (acpDriver). The core asks it for the facts a look decides
-// on and hands it the writes the guards allowed.
+// on and hands it the writes the guards allowed. What only one kind of
+// driver can do is in the optional interfaces below it.
 type driver interface {
+	// start starts the agent of a session Spawn made; begin asks for its
+	// first look once the session is listed.
+	start(argv, env []string, spec SpawnSpec) error
+	begin()
 	// facts is what a look decides on; false when there is nothing to
 	// decide on yet (an ACP agent whose login runs).
 	facts() (facts, bool)
@@ -85,21 +116,66 @@ type driver interface {
 	send(text string, submit bool) error
 	// answer answers promptID, where st is the state just decided.
 	answer(st State, promptID, optionID, text string) (State, error)
-	input(data string) error
-	resize(cols, rows int) error
-	screen() (detect.Screen, error)
-	repaint(history bool) (string, error)
-	classify() (detect.Verdict, error)
 	signal(sig syscall.Signal) error
 	// hangUp asks the agent to end; false when that ended the session
 	// at once (there was no agent yet).
 	hangUp() bool
-	// watch starts a viewer of the output (see WatchOutput).
-	watch(start func(repaint string) (isNew bool)) error
 	// release lets go of what the driver holds once the agent ended.
 	release()
 	// describe adds the driver's part to a snapshot of the session.
 	describe(in *Info)
+}
+
+// terminal is a driver with a screen (ptyDriver): the session's screen
+// methods (Screen, Resize, Input, Repaint, WatchOutput, Classify, Capture)
+// reach it through Session.terminal, and refuse with ErrNoScreen where the
+// driver has none. The pump does not go through it: it reads the
+// ptyDrivers it registered (pump.add) directly, so a read costs no
+// interface call.
+type terminal interface {
+	input(data string) error
+	resize(cols, rows int) error
+	screen() detect.Screen
+	repaint(history bool) string
+	classify() detect.Verdict
+	// watch starts a viewer of the output (see WatchOutput).
+	watch(start func(repaint string) (isNew bool))
+	// captured is the output kept as text (SpawnSpec.capture), for an ACP
+	// agent that reads its terminal's output.
+	captured() (text string, truncated bool)
+}
+
+// turns is a driver that holds a conversation in turns (acpDriver):
+// Prompt and Cancel reach it through Session.turns, and refuse with
+// ErrNotACP where the driver has none.
+type turns interface {
+	prompt(text string) error
+	cancel() error
+}
+
+// newDriver chooses the driver of a session Spawn makes, once: everything
+// after it that differs between the kinds is the driver's.
+func newDriver(s *Session, spec SpawnSpec) driver {
+	if spec.ACP {
+		return newACPDriver(s)
+	}
+	return newPTYDriver(s, spec.capture)
+}
+
+// terminal is the session's terminal, or ErrNoScreen.
+func (s *Session) terminal() (terminal, error) {
+	if t, ok := s.drv.(terminal); ok {
+		return t, nil
+	}
+	return nil, ErrNoScreen
+}
+
+// turns is the session's conversation, or ErrNotACP.
+func (s *Session) turns() (turns, error) {
+	if t, ok := s.drv.(turns); ok {
+		return t, nil
+	}
+	return nil, ErrNotACP
 }
 
 // ExitStatus is how the process ended.
@@ -303,10 +379,11 @@ func (s *Session) Info() Info {
 // Screen is what the session's screen shows now, with a revision that
 // changes whenever the state does.
 func (s *Session) Screen() (detect.Screen, uint64, error) {
-	sc, err := s.drv.screen()
+	t, err := s.terminal()
 	if err != nil {
-		return sc, 0, err
+		return detect.Screen{}, 0, err
 	}
+	sc := t.screen()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return sc, s.machine.revision, nil
@@ -314,7 +391,8 @@ func (s *Session) Screen() (detect.Screen, uint64, error) {
 
 // Resize changes the terminal's size.
 func (s *Session) Resize(cols, rows int) error {
-	if _, err := s.drv.screen(); err != nil {
+	t, err := s.terminal()
+	if err != nil {
 		return err // no terminal to size
 	}
 	if cols < 2 || rows < 2 || cols > 1000 || rows > 1000 {
@@ -323,20 +401,21 @@ func (s *Session) Resize(cols, rows int) error {
 	if s.isExited() {
 		return ErrExited
 	}
-	return s.drv.resize(cols, rows)
+	return t.resize(cols, rows)
 }
 
 // Input writes a person's keystrokes as they are. Typing counts as having
 // seen the end of the last turn.
 func (s *Session) Input(data string) error {
-	if _, err := s.drv.screen(); err != nil {
+	t, err := s.terminal()
+	if err != nil {
 		return err // no terminal to type into
 	}
 	if s.isExited() {
 		return ErrExited
 	}
 	s.markSeen(true)
-	return s.drv.input(data)
+	return t.input(data)
 }
 
 // Seen records that the person looked at the session: done becomes idle.
@@ -474,4 +553,10 @@ func ParseSignal(name string) (syscall.Signal, error) {
 }
 
 // Classify returns a fresh verdict of the screen as it is now.
-func (s *Session) Classify() (detect.Verdict, error) { return s.drv.classify() }
+func (s *Session) Classify() (detect.Verdict, error) {
+	t, err := s.terminal()
+	if err != nil {
+		return detect.Verdict{}, err
+	}
+	return t.classify(), nil
+}

@@ -34,7 +34,7 @@ func TestStopWithBackgroundAgentIsWorking(t *testing.T) {
 		{`[{"id":"a1","type":"subagent","status":"completed"}]`, Done},
 		{`[]`, Done},
 	} {
-		rec, background, ok, err := reportRecord(Report{Kind: "hook", Event: "Stop", Payload: []byte(`{"hook_event_name":"Stop","background_tasks":` + c.tasks + `}`)})
+		rec, _, background, ok, err := reportRecord(Report{Kind: "hook", Event: "Stop", Payload: []byte(`{"hook_event_name":"Stop","background_tasks":` + c.tasks + `}`)}, "")
 		if err != nil || !ok || rec.State != "done" {
 			t.Fatalf("Stop with background_tasks %s: %+v ok=%v err=%v, want a done record", c.tasks, rec, ok, err)
 		}

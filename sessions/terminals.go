@@ -161,15 +161,25 @@ func (c *outputCapture) add(b []byte) {
 // captured returns the kept output as plain text: escape sequences taken
 // out, CR LF as LF, at most the limit's newest bytes, cut at a character.
 func (s *Session) captured() (string, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.pty.capture == nil {
+	t, err := s.terminal()
+	if err != nil {
 		return "", false
 	}
-	text := plainText(s.pty.capture.buf)
-	truncated := s.pty.capture.truncated
-	if len(text) > s.pty.capture.limit {
-		cut := len(text) - s.pty.capture.limit
+	return t.captured()
+}
+
+// captured is the output kept (SpawnSpec.capture) as plain text.
+func (d *ptyDriver) captured() (string, bool) {
+	d.s.mu.Lock()
+	defer d.s.mu.Unlock()
+	c := d.capture
+	if c == nil {
+		return "", false
+	}
+	text := plainText(c.buf)
+	truncated := c.truncated
+	if len(text) > c.limit {
+		cut := len(text) - c.limit
 		for cut < len(text) && !utf8.RuneStart(text[cut]) {
 			cut++
 		}

@@ -248,7 +248,7 @@ func TestACPAgentRunsATerminal(t *testing.T) {
 			term = x
 		}
 	}
-	if term == nil || term.acp != nil || !strings.HasPrefix(term.Name, "terminal: printf") {
+	if term == nil || ptyOf(term) == nil || !strings.HasPrefix(term.Name, "terminal: printf") {
 		t.Fatalf("the terminal is not listed as a PTY session of its own: %+v", term)
 	}
 	if ex := term.Info().Exit; ex == nil || ex.Code != 4 {

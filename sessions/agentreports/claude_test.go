@@ -1,4 +1,4 @@
-package sessions
+package agentreports
 
 import (
 	"encoding/json"
@@ -12,13 +12,17 @@ import (
 // none without a kind, a --settings layer whose every hook runs
 // `agentd report EVENT` for claude-settings.
 func TestHookArgsByKind(t *testing.T) {
-	if got := hookArgs("", "/bin/agentd"); got != nil {
-		t.Errorf("no kind: %q, want none", got)
+	if _, ok := HooksFor(""); ok {
+		t.Error("no kind: hooks given")
 	}
-	if got := hookArgs(detect.HooksClaudeSettings, ""); got != nil {
+	h, ok := HooksFor(detect.HooksClaudeSettings)
+	if !ok {
+		t.Fatal("claude-settings: no hooks")
+	}
+	if got := h.Args(""); got != nil {
 		t.Errorf("no agentd binary to run: %q, want none", got)
 	}
-	got := hookArgs(detect.HooksClaudeSettings, "/opt/it's/agentd")
+	got := h.Args("/opt/it's/agentd")
 	if len(got) != 2 || got[0] != "--settings" {
 		t.Fatalf("claude-settings: %q", got)
 	}

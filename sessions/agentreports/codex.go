@@ -1,4 +1,4 @@
-package sessions
+package agentreports
 
 import (
 	"bufio"
@@ -14,13 +14,13 @@ import (
 	"github.com/agentd/agentd/detect"
 )
 
-// Some agents write their own account of a turn. Codex CLI appends events
-// to a rollout file, $CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl:
-// task_started, task_complete, turn_aborted. agentd reads the file of the
-// session's own Codex incrementally, when the screen changes (Codex redraws
-// whenever it logs a turn's end), and takes its events as reports. A file
-// that is missing, partial or someone else's changes nothing: the screen
-// still decides.
+// Codex CLI's own account of a turn (detect.LogCodexRollout). Codex
+// appends events to a rollout file,
+// $CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl: task_started,
+// task_complete, turn_aborted. The session reads the file of its own Codex
+// incrementally, when the screen changes (Codex redraws whenever it logs a
+// turn's end), and takes its events as reports. A file that is missing,
+// partial or someone else's changes nothing: the screen still decides.
 
 // logEvery bounds how often a session's agent log is read. Until the file
 // is found, the look for it backs off from logEvery to findEveryMax: a
@@ -47,6 +47,15 @@ type rolloutLog struct {
 	wait    time.Duration // from readAt to the next look
 }
 
+// openCodexRollout is the rollout log of a Codex session, or nil where
+// the environment names no CODEX_HOME or HOME to look in.
+func openCodexRollout(env []string, cwd string, started time.Time) Log {
+	if l := newRolloutLog(env, cwd, started); l != nil {
+		return l
+	}
+	return nil
+}
+
 func newRolloutLog(env []string, cwd string, started time.Time) *rolloutLog {
 	vars := map[string]string{}
 	for _, kv := range env {
@@ -63,10 +72,10 @@ func newRolloutLog(env []string, cwd string, started time.Time) *rolloutLog {
 	return &rolloutLog{home: home, cwd: cwd, started: started}
 }
 
-// poll reads what Codex appended since the last look and returns the
-// report its newest turn event makes, if any. A look that is not due yet
-// does nothing and returns how long until it is.
-func (l *rolloutLog) poll(sessionID string) (rep *report, wait time.Duration) {
+// Poll reads what Codex appended since the last look and returns its
+// newest turn event, if any. A look that is not due yet does nothing and
+// returns how long until it is.
+func (l *rolloutLog) Poll(sessionID string) (ev *Event, wait time.Duration) {
 	if wait := l.wait - time.Since(l.readAt); wait > 0 {
 		return nil, wait
 	}
@@ -90,7 +99,7 @@ func (l *rolloutLog) poll(sessionID string) (rep *report, wait time.Duration) {
 	data = append(l.partial, data...)
 	cut := strings.LastIndexByte(string(data), '\n') + 1
 	l.partial = append([]byte(nil), data[cut:]...)
-	var last *report
+	var last *Event
 	sc := bufio.NewScanner(strings.NewReader(string(data[:cut])))
 	sc.Buffer(make([]byte, 64<<10), 8<<20)
 	for sc.Scan() {
@@ -101,8 +110,8 @@ func (l *rolloutLog) poll(sessionID string) (rep *report, wait time.Duration) {
 	return last, 0
 }
 
-// rolloutEvent maps one rollout line to a report.
-func rolloutEvent(line []byte) *report {
+// rolloutEvent maps one rollout line to a turn event.
+func rolloutEvent(line []byte) *Event {
 	var ev struct {
 		Timestamp string `json:"timestamp"` // read apart: a line without one still counts
 		Type      string `json:"type"`
@@ -115,16 +124,16 @@ func rolloutEvent(line []byte) *report {
 		return nil
 	}
 	at, _ := time.Parse(time.RFC3339Nano, ev.Timestamp)
-	r := &report{source: SourceLog, reason: "log." + ev.Payload.Type, at: at, rec: &detect.StatusRecord{App: detect.LogCodexRollout, Progress: -1}}
+	r := &Event{Reason: "log." + ev.Payload.Type, At: at, Record: detect.StatusRecord{App: detect.LogCodexRollout, Progress: -1}}
 	switch ev.Payload.Type {
 	case "task_started":
-		r.rec.State = "working"
+		r.Record.State = "working"
 	case "task_complete":
-		r.rec.State, r.outcome = "done", "completed"
+		r.Record.State, r.Outcome = "done", "completed"
 	case "turn_aborted":
-		r.rec.State, r.outcome = "done", "failed"
+		r.Record.State, r.Outcome = "done", "failed"
 		if ev.Payload.Reason == "interrupted" {
-			r.outcome = "interrupted"
+			r.Outcome = "interrupted"
 		}
 	default:
 		return nil
@@ -198,7 +207,8 @@ func (l *rolloutLog) sameFolder(path string) bool {
 	return filepath.Clean(cwd) == filepath.Clean(l.cwd)
 }
 
-func (l *rolloutLog) release() {
+// Release closes the file and lets another session claim it.
+func (l *rolloutLog) Release() {
 	if l.file != nil {
 		l.file.Close()
 	}

@@ -1,4 +1,4 @@
-package sessions
+package agentreports
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 // A real Codex rollout (recorded by fixtures/record) read incrementally,
 // with its last line arriving in two pieces.
 func TestCodexLogFromRealRollout(t *testing.T) {
-	data, err := os.ReadFile("../fixtures/codex/0.171.0/logs/interrupt.jsonl")
+	data, err := os.ReadFile("../../fixtures/codex/0.171.0/logs/interrupt.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,39 +43,39 @@ func TestCodexLogFromRealRollout(t *testing.T) {
 	}
 
 	other := newRolloutLog([]string{"CODEX_HOME=" + home}, "/somewhere/else", time.Now().Add(-time.Minute))
-	if _, wait := other.poll("s9"); wait != 0 || other.path != "" {
+	if _, wait := other.Poll("s9"); wait != 0 || other.path != "" {
 		t.Fatalf("a session in another folder took the file: %q", other.path)
 	}
 	l := newRolloutLog([]string{"CODEX_HOME=" + home}, cwd, time.Now().Add(-time.Minute))
-	rep, _ := l.poll("s1")
-	if l.path != path || rep == nil || rep.reason != "log.task_started" || rep.rec.State != "working" {
+	rep, _ := l.Poll("s1")
+	if l.path != path || rep == nil || rep.Reason != "log.task_started" || rep.Record.State != "working" {
 		t.Fatalf("first read: path %q, report %+v", l.path, rep)
 	}
-	if _, wait := l.poll("s1"); wait <= 0 || wait > logEvery {
+	if _, wait := l.Poll("s1"); wait <= 0 || wait > logEvery {
 		t.Fatalf("a look right after a look: wait %v, want up to %v", wait, logEvery)
 	}
 	l.readAt = time.Time{}
-	if rep, _ := l.poll("s1"); rep != nil {
+	if rep, _ := l.Poll("s1"); rep != nil {
 		t.Fatalf("half a line made a report: %+v", rep)
 	}
 	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	f.Write(bytes.Join(lines[aborted:], nil)[cut:])
 	f.Close()
 	l.readAt = time.Time{}
-	rep, _ = l.poll("s1")
-	if rep == nil || rep.reason != "log.turn_aborted" || rep.rec.State != "done" || rep.outcome != "interrupted" {
+	rep, _ = l.Poll("s1")
+	if rep == nil || rep.Reason != "log.turn_aborted" || rep.Record.State != "done" || rep.Outcome != "interrupted" {
 		t.Fatalf("after the rest of the line: %+v", rep)
 	}
-	if rep.at.Year() != 2026 {
-		t.Fatalf("the report's time is %v, want the line's timestamp (its events are weighed by it)", rep.at)
+	if rep.At.Year() != 2026 {
+		t.Fatalf("the report's time is %v, want the line's timestamp (its events are weighed by it)", rep.At)
 	}
-	l.release()
+	l.Release()
 
 	// Not found, the look backs off.
 	var waits []time.Duration
 	for range 6 {
 		other.readAt = time.Time{}
-		other.poll("s9")
+		other.Poll("s9")
 		waits = append(waits, other.wait)
 	}
 	if waits[0] != 2*logEvery || waits[5] != findEveryMax {
