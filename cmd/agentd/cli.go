@@ -17,6 +17,7 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 
+	"github.com/agentd/agentd/cmd/agentd/internal/buildinfo"
 	"github.com/agentd/agentd/rpc/client"
 	"github.com/agentd/agentd/rpc/protocol"
 )
@@ -70,7 +71,7 @@ func dialCLI(socketFlag string, start bool, stderr io.Writer) (*cli, error) {
 		return nil, fmt.Errorf("agentd daemon at %s: %w", path, err)
 	}
 	cwd, _ := os.Getwd()
-	hello := protocol.HelloParams{Version: version, ProtocolVersion: protocol.ProtocolVersion, Pid: os.Getpid(), Cwd: cwd, Env: os.Environ()}
+	hello := protocol.HelloParams{Version: buildinfo.Version, ProtocolVersion: protocol.ProtocolVersion, Pid: os.Getpid(), Cwd: cwd, Env: os.Environ()}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	k.hello = hello
@@ -100,7 +101,7 @@ func dialCLI(socketFlag string, start bool, stderr io.Writer) (*cli, error) {
 func (k *cli) initialize(ctx context.Context) error {
 	cwd, _ := os.Getwd()
 	var init protocol.InitializeResult
-	return k.c.Call(ctx, protocol.MethodInitialize, protocol.InitializeParams{ClientInfo: &protocol.ClientInfo{Name: "agentd-cli", Version: version}, WorkspaceFolders: []string{cwd}}, &init)
+	return k.c.Call(ctx, protocol.MethodInitialize, protocol.InitializeParams{ClientInfo: &protocol.ClientInfo{Name: "agentd-cli", Version: buildinfo.Version}, WorkspaceFolders: []string{cwd}}, &init)
 }
 
 // reconnect connects again to the same daemon after its connection

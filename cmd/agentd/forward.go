@@ -19,6 +19,7 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 
+	"github.com/agentd/agentd/cmd/agentd/internal/buildinfo"
 	"github.com/agentd/agentd/rpc"
 	"github.com/agentd/agentd/rpc/client"
 	"github.com/agentd/agentd/rpc/protocol"
@@ -91,7 +92,7 @@ func forward(o forwardOptions, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	if hello.ProtocolVersion != protocol.ProtocolVersion {
-		err := client.IncompatibleError(hello.Daemon, version)
+		err := client.IncompatibleError(hello.Daemon, buildinfo.Version)
 		log.Error("forwarder: incompatible daemon", "err", err)
 		return refuseEditor(stdin, stdout, stderr, err)
 	}
@@ -106,7 +107,7 @@ func forward(o forwardOptions, stdin io.Reader, stdout, stderr io.Writer) int {
 // sends before it (notifications) goes on to the editor.
 func sayHello(nc net.Conn, r *bufio.Reader, stdout io.Writer, cooldown time.Duration) (protocol.HelloResult, error) {
 	cwd, _ := os.Getwd()
-	params := protocol.HelloParams{Version: version, ProtocolVersion: protocol.ProtocolVersion, Pid: os.Getpid(), Cwd: cwd, Env: os.Environ(), CooldownMs: cooldown.Milliseconds()}
+	params := protocol.HelloParams{Version: buildinfo.Version, ProtocolVersion: protocol.ProtocolVersion, Pid: os.Getpid(), Cwd: cwd, Env: os.Environ(), CooldownMs: cooldown.Milliseconds()}
 	req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": helloID, "method": protocol.MethodHello, "params": params})
 	if err := protocol.WriteMessage(nc, req); err != nil {
 		return protocol.HelloResult{}, err
@@ -134,7 +135,7 @@ func sayHello(nc net.Conn, r *bufio.Reader, stdout io.Writer, cooldown time.Dura
 		}
 		if msg.Error != nil {
 			if msg.Error.Code == protocol.CodeMethodNotFound {
-				return protocol.HelloResult{}, client.OlderDaemonError(nc.RemoteAddr().String(), version)
+				return protocol.HelloResult{}, client.OlderDaemonError(nc.RemoteAddr().String(), buildinfo.Version)
 			}
 			return protocol.HelloResult{}, fmt.Errorf("the daemon refused hello: %s", msg.Error.Message)
 		}

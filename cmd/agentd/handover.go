@@ -22,6 +22,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/agentd/agentd/cmd/agentd/internal/buildinfo"
 	"github.com/agentd/agentd/rpc"
 	"github.com/agentd/agentd/rpc/protocol"
 	"github.com/agentd/agentd/sessions"
@@ -51,10 +52,6 @@ import (
 //   - a new binary that fails to take over after the exec executes the old
 //     one again with the same handover (--handover-error says why), so the
 //     sessions come back under the code they left.
-
-// handoverFormat is the format of the handover file (handoverFile). A
-// binary says in version --json which it reads.
-const handoverFormat = 1
 
 // handoverFile is what passes across the exec, beside the descriptors.
 type handoverFile struct {
@@ -93,7 +90,7 @@ type daemonFiles struct {
 // newBinary is a candidate for taking over, as checked.
 type newBinary struct {
 	path string
-	info versionInfo
+	info buildinfo.Info
 }
 
 // checkNewBinary says whether path may take over from this daemon.
@@ -126,23 +123,23 @@ func checkNewBinary(path string, auto bool) (newBinary, error) {
 	if err := runBounded(cmd, checkLimit); err != nil {
 		return newBinary{}, fmt.Errorf("the new agentd %s did not start (`version --json`: %v%s)", real, err, tail(stderr.String()))
 	}
-	var info versionInfo
+	var info buildinfo.Info
 	if err := json.Unmarshal(bytes.TrimSpace(out.Bytes()), &info); err != nil || info.Version == "" {
 		return newBinary{}, fmt.Errorf("%s is not an agentd: `version --json` printed %q", real, tail(out.String()))
 	}
 	nb := newBinary{path: real, info: info}
 	switch {
-	case info.Handover < handoverFormat:
-		return nb, fmt.Errorf("agentd %s (%s) cannot take over sessions (it reads handover format %d, this daemon writes %d)", info.Version, real, info.Handover, handoverFormat)
-	case info.OS != currentVersion().OS || info.Arch != currentVersion().Arch:
+	case info.Handover < buildinfo.HandoverFormat:
+		return nb, fmt.Errorf("agentd %s (%s) cannot take over sessions (it reads handover format %d, this daemon writes %d)", info.Version, real, info.Handover, buildinfo.HandoverFormat)
+	case info.OS != buildinfo.Current().OS || info.Arch != buildinfo.Current().Arch:
 		return nb, fmt.Errorf("%s is built for %s/%s", real, info.OS, info.Arch)
 	}
-	order := rpc.CompareVersions(info.Version, version)
+	order := protocol.CompareVersions(info.Version, buildinfo.Version)
 	switch {
 	case order < 0:
-		return nb, fmt.Errorf("agentd %s (%s) is older than this daemon's %s: a daemon never hands over to an older binary", info.Version, real, version)
+		return nb, fmt.Errorf("agentd %s (%s) is older than this daemon's %s: a daemon never hands over to an older binary", info.Version, real, buildinfo.Version)
 	case auto && order == 0:
-		return nb, fmt.Errorf("agentd %s is not newer than this daemon's %s", info.Version, version)
+		return nb, fmt.Errorf("agentd %s is not newer than this daemon's %s", info.Version, buildinfo.Version)
 	case auto && info.Protocol != protocol.ProtocolVersion:
 		return nb, fmt.Errorf("agentd %s speaks protocol %d and this daemon's clients %d: run agentd upgrade to switch by hand", info.Version, info.Protocol, protocol.ProtocolVersion)
 	}
@@ -195,7 +192,7 @@ const checkLimit = 15 * time.Second
 // newHandover describes the frozen sessions snap for the new binary.
 func newHandover(files *daemonFiles, nb newBinary, snap rpc.ServerSnapshot, frozen time.Time) handoverFile {
 	self, _ := os.Executable()
-	ho := handoverFile{Format: handoverFormat, FromVersion: version, FromBinary: self, ToVersion: nb.info.Version,
+	ho := handoverFile{Format: buildinfo.HandoverFormat, FromVersion: buildinfo.Version, FromBinary: self, ToVersion: nb.info.Version,
 		At: frozen.UTC().Format(time.RFC3339Nano), Listener: rawFD(files.ln), Lock: int(files.lock.Fd()),
 		Keeper: -1, Args: files.args, Server: snap}
 	if files.keeper != nil {
@@ -335,8 +332,8 @@ func cmdHandoverCheck(stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 func checkHandover(ho *handoverFile) error {
-	if ho.Format < 1 || ho.Format > handoverFormat {
-		return fmt.Errorf("handover format %d: this agentd reads 1 to %d", ho.Format, handoverFormat)
+	if ho.Format < 1 || ho.Format > buildinfo.HandoverFormat {
+		return fmt.Errorf("handover format %d: this agentd reads 1 to %d", ho.Format, buildinfo.HandoverFormat)
 	}
 	if ho.Server.Sessions == nil {
 		return errors.New("the handover carries no sessions")

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/agentd/agentd/cmd/agentd/internal/buildinfo"
 )
 
 // If the new code dies right after a handover (docs/upgrade.md). After the
@@ -201,7 +203,7 @@ func recoverSessions(fd, parent int, log *slog.Logger) int {
 		return 1
 	}
 	why := fmt.Errorf("the new agentd %s (pid %d) ended within %s of taking over the sessions (the daemon log may say why); agentd %s took them back in pid %d",
-		ho.ToVersion, parent, probation, version, os.Getpid())
+		ho.ToVersion, parent, probation, buildinfo.Version, os.Getpid())
 	log.Error("the new code died after the handover; taking the sessions back", "to", ho.ToVersion, "sessions", len(ho.Server.Sessions.Sessions))
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		log.Error("cannot read the handover", "err", err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/adrg/xdg"
 
+	"github.com/agentd/agentd/cmd/agentd/internal/buildinfo"
 	"github.com/agentd/agentd/rpc/config"
 	"github.com/agentd/agentd/rpc/hosts"
 	"github.com/agentd/agentd/rpc/protocol"
@@ -87,7 +88,7 @@ func dialRemote(h config.Host, start bool) (*cli, error) {
 	k := &cli{host: h.Name, arrived: make(chan struct{}, 1)}
 	ctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
 	defer cancel()
-	r, err := hosts.Dial(ctx, h, start, protocol.ClientInfo{Name: "agentd-cli", Version: version}, k.note)
+	r, err := hosts.Dial(ctx, h, start, protocol.ClientInfo{Name: "agentd-cli", Version: buildinfo.Version}, k.note)
 	if errors.Is(err, hosts.ErrNoDaemon) {
 		return nil, fmt.Errorf("%w on host %s", errNoDaemon, h.Name)
 	}

@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentd/agentd/cmd/agentd/internal/buildinfo"
 	"github.com/agentd/agentd/rpc"
 	"github.com/agentd/agentd/rpc/protocol"
 )
@@ -94,7 +95,7 @@ func cmdServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer h.close()
 	files.keeper = h.keeper
 	h.files = files
-	h.log.Info("daemon serving", "socket", path, "version", version, "pid", os.Getpid(), "idle_timeout", idle.String())
+	h.log.Info("daemon serving", "socket", path, "version", buildinfo.Version, "pid", os.Getpid(), "idle_timeout", idle.String())
 	fmt.Fprintf(ready, "ready %d\n", os.Getpid())
 	_ = ready.Close()
 	return serveDaemon(h, files.ln, *idle)
@@ -146,7 +147,7 @@ func resumeServe(f *serverFlags, path string, idle time.Duration, fd int, handov
 	if handoverErr != "" {
 		h.log.Error("the upgrade failed; this code took its sessions back", "to", ho.ToVersion, "err", handoverErr)
 	}
-	h.log.Info("daemon serving after a handover", "socket", path, "version", version, "from", ho.FromVersion, "pid", os.Getpid(),
+	h.log.Info("daemon serving after a handover", "socket", path, "version", buildinfo.Version, "from", ho.FromVersion, "pid", os.Getpid(),
 		"sessions", len(ho.Server.Sessions.Sessions), "since_handover", sinceStamp(ho.At))
 	standDown := serving(ho, func() {
 		h.srv.Settled()

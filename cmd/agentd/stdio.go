@@ -16,6 +16,7 @@ import (
 
 	"github.com/adrg/xdg"
 
+	"github.com/agentd/agentd/cmd/agentd/internal/buildinfo"
 	"github.com/agentd/agentd/rpc"
 	"github.com/agentd/agentd/rpc/config"
 	"github.com/agentd/agentd/rpc/protocol"
@@ -130,11 +131,11 @@ func newHost(f *serverFlags, private bool, socket string, stderr io.Writer, keep
 	}
 	opts := sessions.Options{Rules: rules, ReportDir: reportDir, Self: self, Log: log,
 		PermissionTimeout: f.permTimeout, KeepExited: f.keepExited, DetectPoll: f.detectPoll, DaemonSocket: socket,
-		ScreensDir: screensDir(), Version: version}
+		ScreensDir: screensDir(), Version: buildinfo.Version}
 	if keeper != nil { // a nil *keeperPipe must not become a non-nil io.Writer
 		opts.Keeper = keeper
 	}
-	cfg := rpc.Config{Version: version, Log: log, Cooldown: f.cooldown, Private: private, Socket: socket, Notify: conf.Notify, Desktop: conf.Desktop}
+	cfg := rpc.Config{Version: buildinfo.Version, Log: log, Cooldown: f.cooldown, Private: private, Socket: socket, Notify: conf.Notify, Desktop: conf.Desktop}
 	h := &host{log: log, keeper: keeper}
 	if !private {
 		cfg.Hosts = conf.Hosts
@@ -189,7 +190,7 @@ func cmdStdio(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer h.close()
-	h.log.Info("serving on stdio (private)", "version", version, "pid", os.Getpid())
+	h.log.Info("serving on stdio (private)", "version", buildinfo.Version, "pid", os.Getpid())
 	if err := h.srv.Serve(context.Background(), stdin, stdout); err != nil {
 		h.log.Error("serve", "err", err)
 		return 1

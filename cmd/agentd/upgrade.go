@@ -14,7 +14,7 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 
-	"github.com/agentd/agentd/rpc"
+	"github.com/agentd/agentd/cmd/agentd/internal/buildinfo"
 	"github.com/agentd/agentd/rpc/client"
 	"github.com/agentd/agentd/rpc/protocol"
 )
@@ -93,7 +93,7 @@ func orderWarning(from, to string) string {
 	switch {
 	case from == to:
 		return "the daemon ran this very version already; the sessions were handed to the same version again"
-	case rpc.CompareVersions(from, to) == 0:
+	case protocol.CompareVersions(from, to) == 0:
 		return fmt.Sprintf("%s and %s cannot be ordered (builds without a release tag), so the new code may be the older; a daemon only moves between them when asked, by agentd upgrade", from, to)
 	}
 	return ""
@@ -193,7 +193,7 @@ func helloDaemon(socket string) (*client.Client, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cwd, _ := os.Getwd()
-	return client.NewClient(ctx, nc, protocol.HelloParams{Version: version, ProtocolVersion: protocol.ProtocolVersion, Pid: os.Getpid(), Cwd: cwd}, nil)
+	return client.NewClient(ctx, nc, protocol.HelloParams{Version: buildinfo.Version, ProtocolVersion: protocol.ProtocolVersion, Pid: os.Getpid(), Cwd: cwd}, nil)
 }
 
 // wantsUpgrade says whether a client of this build should ask the daemon
@@ -201,7 +201,7 @@ func helloDaemon(socket string) (*client.Client, error) {
 // and nobody turned it off.
 func wantsUpgrade(d protocol.Daemon) bool {
 	return os.Getenv(envAutoUpgrade) != "0" && !d.Private && d.ProtocolVersion == protocol.ProtocolVersion &&
-		rpc.CompareVersions(version, d.Version) > 0
+		protocol.CompareVersions(buildinfo.Version, d.Version) > 0
 }
 
 // autoUpgrade upgrades the daemon at socket to this binary, telling
@@ -216,5 +216,5 @@ func autoUpgrade(socket string, d protocol.Daemon, stderr io.Writer) {
 			return
 		}
 	}
-	fmt.Fprintf(stderr, "agentd: warning: the daemon (pid %d) runs %s, older than this %s, and was not upgraded: %v\n", d.Pid, d.Version, version, err)
+	fmt.Fprintf(stderr, "agentd: warning: the daemon (pid %d) runs %s, older than this %s, and was not upgraded: %v\n", d.Pid, d.Version, buildinfo.Version, err)
 }

@@ -6,70 +6,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"runtime"
-	"runtime/debug"
 	"time"
 
+	"github.com/agentd/agentd/cmd/agentd/internal/buildinfo"
 	"github.com/agentd/agentd/rpc/protocol"
 )
 
 // version and commit are stamped at build time: make build and make dist
 // pass -ldflags "-X main.version=… -X main.commit=…" from git describe.
-// A plain go build or go run stamps neither; stampVersion then takes the
-// commit the Go toolchain recorded, so that two builds of different
-// commits never both say the same version.
+// buildinfo says them to every package, with the toolchain's commit where
+// nothing was stamped.
 var version, commit string
 
-func init() { version, commit = stampVersion(version, commit, debug.ReadBuildInfo) }
-
-// devVersion is the version of a build that was not stamped.
-const devVersion = "0.1.0-dev"
-
-func stampVersion(v, c string, info func() (*debug.BuildInfo, bool)) (string, string) {
-	var rev string
-	var modified bool
-	if bi, ok := info(); ok {
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.modified":
-				modified = s.Value == "true"
-			}
-		}
-	}
-	if c == "" {
-		c = rev
-	}
-	if v == "" {
-		v = devVersion
-		if rev != "" {
-			v += "+" + rev[:min(len(rev), 12)]
-			if modified {
-				v += ".dirty"
-			}
-		}
-	}
-	return v, c
-}
-
-// versionInfo is what agentd version --json prints.
-type versionInfo struct {
-	Version  string `json:"version"`
-	Commit   string `json:"commit"`
-	Protocol int    `json:"protocol"`
-	OS       string `json:"os"`
-	Arch     string `json:"arch"`
-	Go       string `json:"go"`
-	// Handover is the newest handover format this binary can take
-	// sessions over in (agentd upgrade; handover.go); 0 or absent: none.
-	Handover int `json:"handover"`
-}
-
-func currentVersion() versionInfo {
-	return versionInfo{Version: version, Commit: commit, Protocol: protocol.ProtocolVersion,
-		OS: runtime.GOOS, Arch: runtime.GOARCH, Go: runtime.Version(), Handover: handoverFormat}
-}
+func init() { buildinfo.Stamp(version, commit) }
 
 func cmdVersion(args []string, stdout, stderr io.Writer) int {
 	fs, socket := newFlags("version", stderr)
@@ -81,7 +30,7 @@ func cmdVersion(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentd version: unexpected %q (usage: agentd version [--json] [--daemon])\n", rest)
 		return exitUsage
 	}
-	v := currentVersion()
+	v := buildinfo.Current()
 	if !*ofDaemon {
 		if *asJSON {
 			b, _ := json.Marshal(v)
@@ -106,7 +55,7 @@ func cmdVersion(args []string, stdout, stderr io.Writer) int {
 	}
 	if *asJSON {
 		b, _ := json.Marshal(struct {
-			Client versionInfo      `json:"client"`
+			Client buildinfo.Info   `json:"client"`
 			Daemon *protocol.Daemon `json:"daemon"` // null: none runs
 		}{v, d})
 		fmt.Fprintf(stdout, "%s\n", b)

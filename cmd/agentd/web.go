@@ -21,6 +21,7 @@ import (
 	"github.com/adrg/xdg"
 	qrcode "github.com/skip2/go-qrcode"
 
+	"github.com/agentd/agentd/cmd/agentd/internal/buildinfo"
 	"github.com/agentd/agentd/editors/web"
 	"github.com/agentd/agentd/rpc/client"
 	"github.com/agentd/agentd/rpc/config"
@@ -104,7 +105,7 @@ func cmdWeb(args []string, stdout, stderr io.Writer) int {
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	srv := web.New(web.Options{
 		Tokens: tokens, Dial: webDial(path), Machines: machines, Hosts: allowed, TLS: useTLS, AllowInput: *allowInput,
-		Version: version, Log: logger,
+		Version: buildinfo.Version, Log: logger,
 	})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -328,7 +329,7 @@ func webMachines(socket string, list []config.Host) []web.Machine {
 			defer cancel()
 			// Background: the page watches; it keeps no idle daemon there
 			// running.
-			r, err := hosts.Dial(ctx, h, false, protocol.ClientInfo{Name: "agentd-web", Version: version, Background: true}, onNote)
+			r, err := hosts.Dial(ctx, h, false, protocol.ClientInfo{Name: "agentd-web", Version: buildinfo.Version, Background: true}, onNote)
 			if errors.Is(err, hosts.ErrNoDaemon) {
 				return nil, web.ErrNoDaemon
 			}
@@ -350,7 +351,7 @@ func webDial(socket string) web.DialFunc {
 			return nil, err
 		}
 		cwd, _ := os.Getwd()
-		hello := protocol.HelloParams{Version: version, ProtocolVersion: protocol.ProtocolVersion, Pid: os.Getpid(), Cwd: cwd}
+		hello := protocol.HelloParams{Version: buildinfo.Version, ProtocolVersion: protocol.ProtocolVersion, Pid: os.Getpid(), Cwd: cwd}
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
 		c, err := client.NewClient(cctx, nc, hello, onNote)
@@ -359,7 +360,7 @@ func webDial(socket string) web.DialFunc {
 			return nil, err
 		}
 		var init protocol.InitializeResult
-		if err := c.Call(cctx, protocol.MethodInitialize, protocol.InitializeParams{ClientInfo: &protocol.ClientInfo{Name: "agentd-web", Version: version}}, &init); err != nil {
+		if err := c.Call(cctx, protocol.MethodInitialize, protocol.InitializeParams{ClientInfo: &protocol.ClientInfo{Name: "agentd-web", Version: buildinfo.Version}}, &init); err != nil {
 			c.Close()
 			return nil, err
 		}

@@ -1,4 +1,4 @@
-package main
+package buildinfo
 
 import (
 	"runtime/debug"
@@ -7,7 +7,7 @@ import (
 
 // A build make stamps keeps its version; one it did not stamp says the
 // commit the toolchain recorded, so two such builds still differ.
-func TestStampVersion(t *testing.T) {
+func TestStamp(t *testing.T) {
 	info := func(settings ...debug.BuildSetting) func() (*debug.BuildInfo, bool) {
 		return func() (*debug.BuildInfo, bool) { return &debug.BuildInfo{Settings: settings}, true }
 	}
@@ -24,8 +24,8 @@ func TestStampVersion(t *testing.T) {
 		{"", "", info(), "0.1.0-dev", ""},
 		{"", "", func() (*debug.BuildInfo, bool) { return nil, false }, "0.1.0-dev", ""},
 	} {
-		if v, c := stampVersion(tc.v, tc.c, tc.info); v != tc.wantV || c != tc.wantC {
-			t.Errorf("stampVersion(%q, %q): %q, %q; want %q, %q", tc.v, tc.c, v, c, tc.wantV, tc.wantC)
+		if v, c := stamp(tc.v, tc.c, tc.info); v != tc.wantV || c != tc.wantC {
+			t.Errorf("stamp(%q, %q): %q, %q; want %q, %q", tc.v, tc.c, v, c, tc.wantV, tc.wantC)
 		}
 	}
 }
