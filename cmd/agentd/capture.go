@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agentd/agentd/cmd/agentd/internal/daemonlink"
 	"github.com/agentd/agentd/rpc/protocol"
 	"github.com/agentd/agentd/sessions"
 )
@@ -66,7 +67,7 @@ func cmdDoctor(args []string, stdout, stderr io.Writer) int {
 	if _, err := parseArgs(fs, args); err != nil {
 		return exitUsage
 	}
-	dir := screensDir()
+	dir := daemonlink.ScreensDir()
 	kept, err := sessions.KeptScreens(dir)
 	if err != nil && !os.IsNotExist(err) {
 		return fail(stderr, "doctor", err)

@@ -18,6 +18,7 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/agentd/agentd/cmd/agentd/internal/buildinfo"
+	"github.com/agentd/agentd/cmd/agentd/internal/daemonlink"
 	"github.com/agentd/agentd/rpc/client"
 	"github.com/agentd/agentd/rpc/protocol"
 )
@@ -55,17 +56,17 @@ type cli struct {
 // A daemon older than this agentd is first asked to hand its sessions
 // over to it (upgrade.go); stderr says how that went.
 func dialCLI(socketFlag string, start bool, stderr io.Writer) (*cli, error) {
-	path, err := socketPath(socketFlag)
+	path, err := daemonlink.SocketPath(socketFlag)
 	if err != nil {
 		return nil, err
 	}
 	k := &cli{socket: path, arrived: make(chan struct{}, 1)}
-	conn, err := dialDaemon(path)
-	if err != nil && canStart(err) {
+	conn, err := daemonlink.Dial(path)
+	if err != nil && daemonlink.CanStart(err) {
 		if !start {
 			return nil, fmt.Errorf("%w (nothing listens on %s)", errNoDaemon, path)
 		}
-		conn, err = connectDaemon(path, defaultServerFlags(), 10*time.Minute)
+		conn, err = daemonlink.Connect(path, daemonlink.DefaultServerFlags(), 10*time.Minute)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("agentd daemon at %s: %w", path, err)
@@ -83,7 +84,7 @@ func dialCLI(socketFlag string, start bool, stderr io.Writer) (*cli, error) {
 	if d := k.c.Hello.Daemon; wantsUpgrade(d) {
 		k.c.Close()
 		autoUpgrade(path, d, stderr)
-		if conn, err = dialDaemon(path); err != nil {
+		if conn, err = daemonlink.Dial(path); err != nil {
 			return nil, fmt.Errorf("agentd daemon at %s: %w", path, err)
 		}
 		if k.c, err = client.NewClient(ctx, conn, hello, k.note); err != nil {
@@ -111,7 +112,7 @@ func (k *cli) reconnect() error {
 	instance := k.c.Hello.Instance
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		nc, err := dialDaemon(k.socket)
+		nc, err := daemonlink.Dial(k.socket)
 		if err == nil {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			c, cerr := client.NewClient(ctx, nc, k.hello, k.note)
@@ -127,7 +128,7 @@ func (k *cli) reconnect() error {
 				return k.initialize(ctx)
 			}
 			err = cerr
-		} else if canStart(err) {
+		} else if daemonlink.CanStart(err) {
 			return err // nothing listens: the daemon is gone
 		}
 		if time.Now().After(deadline) {
@@ -655,7 +656,7 @@ func cmdStop(args []string, stdout, stderr io.Writer) int {
 	// The daemon closes every connection once its sessions have ended, then
 	// leaves, letting go of its socket and lock: once it is gone a new one
 	// can start at once.
-	if !daemonGone(k.socket, 30*time.Second) {
+	if !daemonlink.Gone(k.socket, 30*time.Second) {
 		fmt.Fprintf(stderr, "agentd stop: the daemon (pid %d) is still ending after 30 s\n", pid)
 		return exitFailed
 	}

@@ -20,7 +20,7 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/agentd/agentd/cmd/agentd/internal/buildinfo"
-	"github.com/agentd/agentd/rpc"
+	"github.com/agentd/agentd/cmd/agentd/internal/daemonlink"
 	"github.com/agentd/agentd/rpc/client"
 	"github.com/agentd/agentd/rpc/protocol"
 )
@@ -35,7 +35,7 @@ import (
 
 type forwardOptions struct {
 	socket  string
-	flags   *serverFlags
+	flags   *daemonlink.ServerFlags
 	idle    time.Duration
 	noStart bool // connect to a running daemon only
 }
@@ -45,23 +45,23 @@ type forwardOptions struct {
 const helloID = "agentd-forwarder-hello"
 
 func forward(o forwardOptions, stdin io.Reader, stdout, stderr io.Writer) int {
-	log, closeLog := openLog(o.flags.logPath, o.flags.verbose, false, stderr)
+	log, closeLog := daemonlink.OpenLog(o.flags.LogPath, o.flags.Verbose, false, stderr)
 	defer closeLog()
-	path, err := socketPath(o.socket)
+	path, err := daemonlink.SocketPath(o.socket)
 	if err != nil {
 		return refuseEditor(stdin, stdout, stderr, err)
 	}
 	var nc *net.UnixConn
 	if o.noStart {
 		// A folder others can reach is a reason to say, not "no daemon".
-		if err = rpc.CheckPrivateDir(filepath.Dir(path)); err == nil {
-			nc, err = dialDaemon(path)
+		if err = daemonlink.CheckPrivateDir(filepath.Dir(path)); err == nil {
+			nc, err = daemonlink.Dial(path)
 		}
-		if err != nil && canStart(err) {
+		if err != nil && daemonlink.CanStart(err) {
 			err = &jsonrpc2.Error{Code: protocol.CodeNoDaemon, Message: fmt.Sprintf("no agentd daemon is running (nothing listens on %s), and --no-start starts none", path)}
 		}
 	} else {
-		nc, err = connectDaemon(path, o.flags, o.idle)
+		nc, err = daemonlink.Connect(path, o.flags, o.idle)
 	}
 	if err != nil {
 		log.Error("forwarder: no daemon", "socket", path, "err", err)
@@ -69,7 +69,7 @@ func forward(o forwardOptions, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	defer nc.Close()
 	fromDaemon := bufio.NewReaderSize(nc, 64<<10)
-	hello, err := sayHello(nc, fromDaemon, stdout, o.flags.cooldown)
+	hello, err := sayHello(nc, fromDaemon, stdout, o.flags.Cooldown)
 	if err != nil {
 		log.Error("forwarder: hello", "socket", path, "err", err)
 		return refuseEditor(stdin, stdout, stderr, err)
@@ -81,10 +81,10 @@ func forward(o forwardOptions, stdin io.Reader, stdout, stderr io.Writer) int {
 		var note strings.Builder
 		autoUpgrade(path, hello.Daemon, &note)
 		log.Info("forwarder: " + strings.TrimSpace(note.String()))
-		if nc, err = dialDaemon(path); err == nil {
+		if nc, err = daemonlink.Dial(path); err == nil {
 			defer nc.Close()
 			fromDaemon = bufio.NewReaderSize(nc, 64<<10)
-			hello, err = sayHello(nc, fromDaemon, stdout, o.flags.cooldown)
+			hello, err = sayHello(nc, fromDaemon, stdout, o.flags.Cooldown)
 		}
 		if err != nil {
 			log.Error("forwarder: after the upgrade", "socket", path, "err", err)

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"sync"
 
+	"github.com/agentd/agentd/cmd/agentd/internal/daemonlink"
 	"github.com/agentd/agentd/rpc/hosts"
 )
 
@@ -25,11 +26,11 @@ import (
 const firstWordsMax = 1 << 20
 
 func forwardHost(name string, start bool, stdin io.Reader, stdout, stderr io.Writer) int {
-	list, err := configuredHosts()
+	list, err := daemonlink.ConfiguredHosts()
 	if err != nil {
 		return refuseEditor(stdin, stdout, stderr, err)
 	}
-	h, err := lookupHost(list, name)
+	h, err := daemonlink.LookupHost(list, name)
 	if err != nil {
 		return refuseEditor(stdin, stdout, stderr, err)
 	}

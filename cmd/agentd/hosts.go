@@ -9,15 +9,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
 
-	"github.com/adrg/xdg"
-
 	"github.com/agentd/agentd/cmd/agentd/internal/buildinfo"
+	"github.com/agentd/agentd/cmd/agentd/internal/daemonlink"
 	"github.com/agentd/agentd/rpc/config"
 	"github.com/agentd/agentd/rpc/hosts"
 	"github.com/agentd/agentd/rpc/protocol"
@@ -28,39 +26,9 @@ import (
 // host's sessions; -H NAME, or a session named HOST:SESSION, points the
 // other commands at one. docs/hosts.md.
 
-// dialTimeout bounds reaching one host: ssh's own ConnectTimeout is 10 s,
-// and the login and the daemon's answer come on top.
-const dialTimeout = 30 * time.Second
-
 // hostFlag adds -H to a command.
 func hostFlag(fs *flag.FlagSet) *string {
 	return fs.String("H", "", "the host (a [[hosts]] name in config.toml) whose agentd to use; default this machine")
-}
-
-// configuredHosts is config.toml's [[hosts]], with this machine among them
-// (as "local" where no entry says local = true).
-func configuredHosts() ([]config.Host, error) {
-	cfg, err := config.Load(config.Path(xdg.ConfigHome))
-	if err != nil {
-		return nil, err
-	}
-	list := cfg.Hosts
-	if !slices.ContainsFunc(list, func(h config.Host) bool { return h.Local }) {
-		list = append([]config.Host{{Name: config.LocalHost, Local: true}}, list...)
-	}
-	return list, nil
-}
-
-// lookupHost finds the entry named name.
-func lookupHost(list []config.Host, name string) (config.Host, error) {
-	var names []string
-	for _, h := range list {
-		if h.Name == name {
-			return h, nil
-		}
-		names = append(names, h.Name)
-	}
-	return config.Host{}, fmt.Errorf("no host %q in %s (hosts: %s)", name, config.Path(xdg.ConfigHome), strings.Join(names, ", "))
 }
 
 // dialHost connects to host's daemon: this machine's where host is empty
@@ -69,11 +37,11 @@ func dialHost(socket, host string, start bool, stderr io.Writer) (*cli, error) {
 	if host == "" {
 		return dialCLI(socket, start, stderr)
 	}
-	list, err := configuredHosts()
+	list, err := daemonlink.ConfiguredHosts()
 	if err != nil {
 		return nil, err
 	}
-	h, err := lookupHost(list, host)
+	h, err := daemonlink.LookupHost(list, host)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +54,7 @@ func dialHost(socket, host string, start bool, stderr io.Writer) (*cli, error) {
 // dialRemote reaches h over ssh as a CLI client.
 func dialRemote(h config.Host, start bool) (*cli, error) {
 	k := &cli{host: h.Name, arrived: make(chan struct{}, 1)}
-	ctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), daemonlink.DialTimeout)
 	defer cancel()
 	r, err := hosts.Dial(ctx, h, start, protocol.ClientInfo{Name: "agentd-cli", Version: buildinfo.Version}, k.note)
 	if errors.Is(err, hosts.ErrNoDaemon) {
@@ -107,11 +75,11 @@ func dialRemote(h config.Host, start bool) (*cli, error) {
 // session part of ref.
 func dialRef(socket, host, ref string, start bool, stderr io.Writer) (*cli, string, error) {
 	if h, rest, ok := strings.Cut(ref, ":"); ok && h != "" && rest != "" {
-		list, err := configuredHosts()
+		list, err := daemonlink.ConfiguredHosts()
 		if err != nil {
 			return nil, "", fmt.Errorf("%q may name a host, and the hosts cannot be read: %w", ref, err)
 		}
-		if _, err := lookupHost(list, h); err == nil {
+		if _, err := daemonlink.LookupHost(list, h); err == nil {
 			if host != "" && host != h {
 				return nil, "", fmt.Errorf("%q names host %s, and -H says %s", ref, h, host)
 			}
@@ -194,7 +162,7 @@ func reportHost(socket string, h config.Host) (rep hostReport) {
 
 // lsAll is `agentd ls --all`: every host's sessions, with a HOST column.
 func lsAll(socket string, asJSON bool, stdout, stderr io.Writer) int {
-	list, err := configuredHosts()
+	list, err := daemonlink.ConfiguredHosts()
 	if err != nil {
 		return fail(stderr, "ls", err)
 	}
@@ -245,7 +213,7 @@ func cmdHosts(args []string, stdout, stderr io.Writer) int {
 	if _, err := parseArgs(fs, args); err != nil {
 		return exitUsage
 	}
-	list, err := configuredHosts()
+	list, err := daemonlink.ConfiguredHosts()
 	if err != nil {
 		return fail(stderr, "hosts", err)
 	}

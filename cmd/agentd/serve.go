@@ -3,25 +3,22 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/agentd/agentd/cmd/agentd/internal/buildinfo"
+	"github.com/agentd/agentd/cmd/agentd/internal/daemon"
+	"github.com/agentd/agentd/cmd/agentd/internal/daemonlink"
 	"github.com/agentd/agentd/rpc"
 	"github.com/agentd/agentd/rpc/protocol"
 )
@@ -37,8 +34,8 @@ import (
 func cmdServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("agentd serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var f serverFlags
-	f.register(fs)
+	var f daemonlink.ServerFlags
+	f.Register(fs)
 	socket := fs.String("socket", "", "listen here (default $AGENTD_SOCKET, else $XDG_RUNTIME_DIR/agentd/agentd.sock)")
 	idle := fs.Duration("idle-timeout", 10*time.Minute, "exit after this long with no session and no client (0: never)")
 	readyFD := fs.Int("ready-fd", 0, "write \"ready\" (or the error) to this file descriptor once listening (what a forwarder that starts the daemon reads)")
@@ -62,27 +59,27 @@ func cmdServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		_ = ready.Close()
 		return code
 	}
-	path, err := socketPath(*socket)
+	path, err := daemonlink.SocketPath(*socket)
 	if err != nil {
 		return fail(2, err)
 	}
 	// The flags the next code gets, should this daemon hand over.
-	files := &daemonFiles{args: append([]string{"--socket", path, "--idle-timeout", idle.String()}, f.daemonArgs()...)}
-	if f.verbose {
+	files := &daemonFiles{args: append([]string{"--socket", path, "--idle-timeout", idle.String()}, f.DaemonArgs()...)}
+	if f.Verbose {
 		files.args = append(files.args, "--verbose")
 	}
 	if *resumeFD >= 0 {
 		return resumeServe(&f, path, *idle, *resumeFD, *handoverErr, files, stderr)
 	}
-	if err := rpc.PrivateDir(filepath.Dir(path)); err != nil {
+	if err := daemonlink.PrivateDir(filepath.Dir(path)); err != nil {
 		return fail(1, err)
 	}
-	files.lock, err = lockDaemon(path)
+	files.lock, err = daemonlink.Lock(path)
 	if err != nil {
 		return fail(1, err)
 	}
 	defer runtime.KeepAlive(files.lock) // let go of by the kernel as the process ends
-	files.ln, err = rpc.Listen(path)
+	files.ln, err = daemon.Listen(path)
 	if err != nil {
 		return fail(1, fmt.Errorf("listen on %s: %w", path, err))
 	}
@@ -103,7 +100,7 @@ func cmdServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // resumeServe is the daemon after a handover: the same process, now this
 // code, with the socket, its lock, the keeper and every PTY still open.
-func resumeServe(f *serverFlags, path string, idle time.Duration, fd int, handoverErr string, files *daemonFiles, stderr io.Writer) int {
+func resumeServe(f *daemonlink.ServerFlags, path string, idle time.Duration, fd int, handoverErr string, files *daemonFiles, stderr io.Writer) int {
 	ho, hf, err := readHandover(fd)
 	if ho == nil {
 		// Nothing names the descriptors: there is nothing to hand back.
@@ -234,153 +231,3 @@ func serveDaemon(h *host, ln *net.UnixListener, idle time.Duration) int {
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
-
-// socketPath is the daemon's socket: the flag, else $AGENTD_SOCKET, else the
-// runtime folder's agentd.sock; always absolute.
-func socketPath(flagValue string) (string, error) {
-	p := flagValue
-	if p == "" {
-		p = rpc.SocketPath()
-	}
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return "", fmt.Errorf("socket %q: %w", p, err)
-	}
-	return abs, nil
-}
-
-// lockDaemon takes the daemon's lock for socket, or says who holds it. A
-// holder whose socket no longer answers is a daemon on its way out (agentd
-// stop): its lock is waited for, a while, rather than refused. The lock is
-// the returned file's: it must stay open for the daemon's whole life.
-func lockDaemon(socket string) (*os.File, error) {
-	path := socket + ".lock"
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-	if errors.Is(err, syscall.EWOULDBLOCK) {
-		if nc, derr := dialDaemon(socket); derr == nil {
-			nc.Close()
-		} else {
-			err = flockWithin(f, syscall.LOCK_EX, 20*time.Second)
-		}
-	}
-	if err != nil {
-		holder, _ := io.ReadAll(io.LimitReader(f, 32))
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("an agentd daemon is already serving %s (pid %s)", socket, strings.TrimSpace(string(holder)))
-		}
-		return nil, fmt.Errorf("lock %s: %w", path, err)
-	}
-	_ = f.Truncate(0)
-	_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	// The lock is let go of by the kernel as the process ends, not before:
-	// agentd stop waits for it (daemonGone) as the sign the daemon is gone.
-	return f, nil
-}
-
-// flockWithin takes f's lock (how: LOCK_EX or LOCK_SH), waiting at most d
-// (EWOULDBLOCK then).
-func flockWithin(f *os.File, how int, d time.Duration) error {
-	got := make(chan error, 1)
-	go func() { got <- syscall.Flock(int(f.Fd()), how) }()
-	select {
-	case err := <-got:
-		return err
-	case <-time.After(d):
-		return syscall.EWOULDBLOCK // the blocked flock ends with the process
-	}
-}
-
-// connectDaemon connects to the daemon at socket, starting one first when
-// none answers. Forwarders starting at once take turns under a lock, so
-// exactly one daemon starts and every forwarder reaches it.
-func connectDaemon(socket string, f *serverFlags, idle time.Duration) (*net.UnixConn, error) {
-	nc, err := dialDaemon(socket)
-	if err == nil || !canStart(err) {
-		return nc, err
-	}
-	if err := rpc.PrivateDir(filepath.Dir(socket)); err != nil {
-		return nil, err
-	}
-	lock, err := os.OpenFile(socket+".start", os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return nil, fmt.Errorf("lock %s: %w", lock.Name(), err)
-	}
-	// Whoever held the lock before us may have started it.
-	if nc, err := dialDaemon(socket); err == nil || !canStart(err) {
-		return nc, err
-	}
-	if err := startDaemon(socket, f, idle); err != nil {
-		return nil, err
-	}
-	return dialDaemon(socket)
-}
-
-func dialDaemon(socket string) (*net.UnixConn, error) {
-	return net.DialUnix("unix", nil, &net.UnixAddr{Name: socket, Net: "unix"})
-}
-
-// canStart: nothing listens there (no socket, or a dead daemon's).
-func canStart(err error) bool {
-	return errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED)
-}
-
-// startDaemon starts `agentd serve` detached — its own session, no
-// terminal, stdin and stdout on /dev/null, stderr into the log — and waits
-// until it listens or says why it cannot.
-func startDaemon(socket string, f *serverFlags, idle time.Duration) error {
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	args := append([]string{"serve", "--socket", socket, "--idle-timeout", idle.String(), "--ready-fd", "3"}, f.daemonArgs()...)
-	cmd := exec.Command(self, args...)
-	cmd.Dir = "/"
-	cmd.ExtraFiles = []*os.File{w}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	logPath := daemonLogPath(f)
-	if lf, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600); err == nil {
-		cmd.Stderr = lf // a panic's trace lands in the log
-		defer lf.Close()
-	}
-	if err := cmd.Start(); err != nil {
-		w.Close()
-		return fmt.Errorf("start the agentd daemon: %w", err)
-	}
-	w.Close()
-	go func() { _ = cmd.Wait() }() // reap it should it end while we run
-	line, _ := bufio.NewReader(r).ReadString('\n')
-	switch {
-	case strings.HasPrefix(line, "ready"):
-		return nil
-	case strings.HasPrefix(line, "error "):
-		msg := strings.TrimSpace(strings.TrimPrefix(line, "error "))
-		if strings.Contains(msg, "already serving") {
-			return nil // another one won a race we did not see: dial it
-		}
-		return fmt.Errorf("the agentd daemon could not start: %s", msg)
-	}
-	return fmt.Errorf("the agentd daemon exited as it started (see %s)", logPath)
-}
-
-func daemonLogPath(f *serverFlags) string {
-	if f.logPath != "" {
-		if abs, err := filepath.Abs(f.logPath); err == nil {
-			return abs
-		}
-	}
-	return defaultLogPath()
-}

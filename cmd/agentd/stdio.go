@@ -17,60 +17,12 @@ import (
 	"github.com/adrg/xdg"
 
 	"github.com/agentd/agentd/cmd/agentd/internal/buildinfo"
+	"github.com/agentd/agentd/cmd/agentd/internal/daemonlink"
 	"github.com/agentd/agentd/rpc"
 	"github.com/agentd/agentd/rpc/config"
 	"github.com/agentd/agentd/rpc/protocol"
 	"github.com/agentd/agentd/sessions"
 )
-
-// serverFlags are the flags of whatever hosts sessions: the daemon
-// (`agentd serve`) and the private in-process mode (`--stdio --private`).
-// The forwarder takes them too and hands them to a daemon it starts.
-type serverFlags struct {
-	verbose     bool
-	debug       bool
-	cooldown    time.Duration
-	logPath     string
-	cpuProfile  string
-	permTimeout time.Duration
-	keepExited  time.Duration
-	detectPoll  time.Duration
-}
-
-func (f *serverFlags) register(fs *flag.FlagSet) {
-	fs.BoolVar(&f.verbose, "verbose", false, "also log to stderr")
-	fs.BoolVar(&f.debug, "debug", false, "also log what ACP agents print on stderr and the lines agentd could not read from them (may hold prompt or screen text)")
-	fs.DurationVar(&f.cooldown, "cooldown", 30*time.Second, "attention is raised at most once per session and state in this window, for each client")
-	fs.StringVar(&f.logPath, "log", "", "log file (default $XDG_STATE_HOME/agentd/agentd.log)")
-	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile (pprof) to this file until agentd exits")
-	fs.DurationVar(&f.permTimeout, "permission-timeout", 30*time.Minute, "an ACP permission nobody answers in this time is answered with the agent's reject option")
-	fs.DurationVar(&f.keepExited, "keep-exited", time.Hour, "an exited session stays listed, with its last screen, this long")
-	// For benchmarks only (cmd/agentd-bench): classify every session on
-	// this ticker instead of when its screen changes.
-	fs.DurationVar(&f.detectPoll, "detect-poll", 0, "benchmarks only: classify every session on this ticker instead of on change")
-}
-
-// defaultServerFlags are the flags' defaults: what a daemon the CLI starts
-// (agentd run) runs with.
-func defaultServerFlags() *serverFlags {
-	var f serverFlags
-	f.register(flag.NewFlagSet("defaults", flag.ContinueOnError))
-	return &f
-}
-
-// daemonArgs are the flags a forwarder passes to the daemon it starts.
-func (f *serverFlags) daemonArgs() []string {
-	args := []string{"--cooldown", f.cooldown.String(), "--permission-timeout", f.permTimeout.String(), "--keep-exited", f.keepExited.String()}
-	if f.debug {
-		args = append(args, "--debug")
-	}
-	if f.logPath != "" {
-		if abs, err := filepath.Abs(f.logPath); err == nil {
-			args = append(args, "--log", abs)
-		}
-	}
-	return args
-}
 
 // host is what a server needs, built from the flags: the log, the rules,
 // the keeper and the server itself.
@@ -87,10 +39,10 @@ type host struct {
 //
 // keeper is the keeper a daemon before this code started (a handover);
 // nil starts one.
-func newHost(f *serverFlags, private bool, socket string, stderr io.Writer, keeper *keeperPipe) (*host, error) {
+func newHost(f *daemonlink.ServerFlags, private bool, socket string, stderr io.Writer, keeper *keeperPipe) (*host, error) {
 	var stopProfile func()
-	if f.cpuProfile != "" {
-		pf, err := os.Create(f.cpuProfile)
+	if f.CPUProfile != "" {
+		pf, err := os.Create(f.CPUProfile)
 		if err != nil {
 			return nil, err
 		}
@@ -99,18 +51,18 @@ func newHost(f *serverFlags, private bool, socket string, stderr io.Writer, keep
 		}
 		stopProfile = func() { pprof.StopCPUProfile(); _ = pf.Close() }
 	}
-	log, closeLog := openLog(f.logPath, f.verbose, f.debug, stderr)
+	log, closeLog := daemonlink.OpenLog(f.LogPath, f.Verbose, f.Debug, stderr)
 	rules, warnings := loadRules()
 	for _, w := range warnings {
 		log.Warn("manifest problem", "err", w)
-		if !f.verbose {
+		if !f.Verbose {
 			fmt.Fprintf(stderr, "agentd: warning: %v\n", w)
 		}
 	}
 	conf, err := config.Load(config.Path(xdg.ConfigHome))
 	if err != nil {
 		log.Warn("config problem: no notify commands run and no other host is followed", "err", err)
-		if !f.verbose {
+		if !f.Verbose {
 			fmt.Fprintf(stderr, "agentd: warning: %v (no notify commands run and no other host is followed)\n", err)
 		}
 	}
@@ -121,21 +73,21 @@ func newHost(f *serverFlags, private bool, socket string, stderr io.Writer, keep
 			log.Warn("no keeper: agents would outlive an agentd that is killed", "err", err)
 		}
 	}
-	reportDir := rpc.RuntimeDir()
+	reportDir := daemonlink.RuntimeDir()
 	if socket != "" {
 		reportDir = filepath.Dir(socket)
 	}
-	if err := rpc.PrivateDir(reportDir); err != nil {
+	if err := daemonlink.PrivateDir(reportDir); err != nil {
 		log.Warn("no report socket: hooks and agentd signal will not reach agentd", "err", err)
 		reportDir = ""
 	}
 	opts := sessions.Options{Rules: rules, ReportDir: reportDir, Self: self, Log: log,
-		PermissionTimeout: f.permTimeout, KeepExited: f.keepExited, DetectPoll: f.detectPoll, DaemonSocket: socket,
-		ScreensDir: screensDir(), Version: buildinfo.Version}
+		PermissionTimeout: f.PermTimeout, KeepExited: f.KeepExited, DetectPoll: f.DetectPoll, DaemonSocket: socket,
+		ScreensDir: daemonlink.ScreensDir(), Version: buildinfo.Version}
 	if keeper != nil { // a nil *keeperPipe must not become a non-nil io.Writer
 		opts.Keeper = keeper
 	}
-	cfg := rpc.Config{Version: buildinfo.Version, Log: log, Cooldown: f.cooldown, Private: private, Socket: socket, Notify: conf.Notify, Desktop: conf.Desktop}
+	cfg := rpc.Config{Version: buildinfo.Version, Log: log, Cooldown: f.Cooldown, Private: private, Socket: socket, Notify: conf.Notify, Desktop: conf.Desktop}
 	h := &host{log: log, keeper: keeper}
 	if !private {
 		cfg.Hosts = conf.Hosts
@@ -164,8 +116,8 @@ func newHost(f *serverFlags, private bool, socket string, stderr io.Writer, keep
 func cmdStdio(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("agentd --stdio", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var f serverFlags
-	f.register(fs)
+	var f daemonlink.ServerFlags
+	f.Register(fs)
 	private := fs.Bool("private", false, "serve in this process: sessions end when stdin closes (no daemon)")
 	socket := fs.String("socket", "", "the daemon's socket (default $AGENTD_SOCKET, else $XDG_RUNTIME_DIR/agentd/agentd.sock)")
 	idle := fs.Duration("idle-timeout", 10*time.Minute, "for a daemon this starts: exit after this long with no session and no client")
@@ -196,45 +148,4 @@ func cmdStdio(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
-}
-
-// openLog opens agentd's log. Without debug it holds what agentd did, never
-// screen text, prompt text, input or environment values.
-func openLog(path string, verbose, debug bool, stderr io.Writer) (*slog.Logger, func()) {
-	var writers []io.Writer
-	closeFn := func() {}
-	if path == "" {
-		path = defaultLogPath()
-	}
-	if path != "" {
-		if f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600); err == nil {
-			writers = append(writers, f)
-			closeFn = func() { _ = f.Close() }
-		}
-	}
-	if verbose {
-		writers = append(writers, stderr)
-	}
-	if len(writers) == 0 {
-		return slog.New(slog.NewTextHandler(io.Discard, nil)), closeFn
-	}
-	level := slog.LevelInfo
-	if debug {
-		level = slog.LevelDebug
-	}
-	return slog.New(slog.NewTextHandler(io.MultiWriter(writers...), &slog.HandlerOptions{Level: level})), closeFn
-}
-
-// screensDir is where sessions keep the screens their agents' reports
-// disagree with: $XDG_STATE_HOME/agentd/screens (agentd doctor lists them).
-func screensDir() string { return filepath.Join(xdg.StateHome, "agentd", "screens") }
-
-// defaultLogPath is $XDG_STATE_HOME/agentd/agentd.log (its folder made), or
-// "" when there is no state folder.
-func defaultLogPath() string {
-	p, err := xdg.StateFile("agentd/agentd.log")
-	if err != nil {
-		return ""
-	}
-	return p
 }

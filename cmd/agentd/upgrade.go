@@ -15,7 +15,7 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/agentd/agentd/cmd/agentd/internal/buildinfo"
-	"github.com/agentd/agentd/rpc/client"
+	"github.com/agentd/agentd/cmd/agentd/internal/daemonlink"
 	"github.com/agentd/agentd/rpc/protocol"
 )
 
@@ -33,7 +33,7 @@ func cmdUpgrade(args []string, stdout, stderr io.Writer) int {
 	if _, err := parseArgs(fs, args); err != nil {
 		return exitUsage
 	}
-	path, err := socketPath(*socket)
+	path, err := daemonlink.SocketPath(*socket)
 	if err != nil {
 		return fail(stderr, "upgrade", err)
 	}
@@ -110,8 +110,8 @@ const upgradeAnswerLimit = 2 * time.Minute
 // it now runs; anything else is an error saying what happened.
 func requestUpgrade(socket, binary string, auto bool) (upgradeOutcome, error) {
 	start := time.Now()
-	c, err := helloDaemon(socket)
-	if canStart(err) {
+	c, err := daemonlink.Hello(socket)
+	if daemonlink.CanStart(err) {
 		return upgradeOutcome{}, fmt.Errorf("no daemon runs at %s, so there is nothing to upgrade: the next agentd command starts one of its own build", socket)
 	} else if err != nil {
 		return upgradeOutcome{}, err
@@ -139,7 +139,7 @@ func requestUpgrade(socket, binary string, auto bool) (upgradeOutcome, error) {
 	var after protocol.Daemon
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		c, err := helloDaemon(socket)
+		c, err := daemonlink.Hello(socket)
 		if err == nil {
 			after = c.Hello.Daemon
 			c.Close()
@@ -155,8 +155,8 @@ func requestUpgrade(socket, binary string, auto bool) (upgradeOutcome, error) {
 	// upgrade is not over until that is.
 	for after.Pid == before.Pid && after.LastUpgrade != nil && after.LastUpgrade.Settling && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
-		c, err := helloDaemon(socket)
-		if canStart(err) {
+		c, err := daemonlink.Hello(socket)
+		if daemonlink.CanStart(err) {
 			// The socket is gone: stopped, not died (a watchdog keeps the
 			// socket of a daemon that died).
 			return upgradeOutcome{}, fmt.Errorf("the daemon (pid %d) took over as %s, then ended (agentd stop?); no daemon runs now", after.Pid, after.Version)
@@ -182,18 +182,6 @@ func requestUpgrade(socket, binary string, auto bool) (upgradeOutcome, error) {
 		return out, fmt.Errorf("the daemon (pid %d) runs %s, not %s, which it handed over to", after.Pid, after.Version, last.To)
 	}
 	return out, nil
-}
-
-// helloDaemon connects and says hello, starting no daemon.
-func helloDaemon(socket string) (*client.Client, error) {
-	nc, err := dialDaemon(socket)
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cwd, _ := os.Getwd()
-	return client.NewClient(ctx, nc, protocol.HelloParams{Version: buildinfo.Version, ProtocolVersion: protocol.ProtocolVersion, Pid: os.Getpid(), Cwd: cwd}, nil)
 }
 
 // wantsUpgrade says whether a client of this build should ask the daemon

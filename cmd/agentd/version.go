@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/cmd/agentd/internal/buildinfo"
+	"github.com/agentd/agentd/cmd/agentd/internal/daemonlink"
 	"github.com/agentd/agentd/rpc/protocol"
 )
 
@@ -40,17 +41,17 @@ func cmdVersion(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "agentd %s (protocol %d, %s/%s, %s)\n", v.Version, v.Protocol, v.OS, v.Arch, v.Go)
 		return exitOK
 	}
-	path, err := socketPath(*socket)
+	path, err := daemonlink.SocketPath(*socket)
 	if err != nil {
 		return fail(stderr, "version", err)
 	}
 	var d *protocol.Daemon
-	c, err := helloDaemon(path)
+	c, err := daemonlink.Hello(path)
 	switch {
 	case err == nil:
 		d = &c.Hello.Daemon
 		c.Close()
-	case !canStart(err):
+	case !daemonlink.CanStart(err):
 		return fail(stderr, "version", fmt.Errorf("the daemon at %s: %w", path, err))
 	}
 	if *asJSON {

@@ -22,6 +22,7 @@ import (
 	qrcode "github.com/skip2/go-qrcode"
 
 	"github.com/agentd/agentd/cmd/agentd/internal/buildinfo"
+	"github.com/agentd/agentd/cmd/agentd/internal/daemonlink"
 	"github.com/agentd/agentd/editors/web"
 	"github.com/agentd/agentd/rpc/client"
 	"github.com/agentd/agentd/rpc/config"
@@ -83,13 +84,13 @@ func cmdWeb(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "web", err)
 	}
-	path, err := socketPath(*socket)
+	path, err := daemonlink.SocketPath(*socket)
 	if err != nil {
 		return fail(stderr, "web", err)
 	}
 	var machines []web.Machine
 	if *allHosts {
-		list, err := configuredHosts()
+		list, err := daemonlink.ConfiguredHosts()
 		if err != nil {
 			return fail(stderr, "web", err)
 		}
@@ -317,7 +318,7 @@ func webMachines(socket string, list []config.Host) []web.Machine {
 			dial := webDial(socket)
 			out = append(out, web.Machine{Name: h.Name, Dial: func(ctx context.Context, onNote func(client.Notification)) (*client.Client, error) {
 				c, err := dial(ctx, onNote)
-				if err != nil && canStart(err) {
+				if err != nil && daemonlink.CanStart(err) {
 					err = fmt.Errorf("%w (%v)", web.ErrNoDaemon, err)
 				}
 				return c, err
@@ -325,7 +326,7 @@ func webMachines(socket string, list []config.Host) []web.Machine {
 			continue
 		}
 		out = append(out, web.Machine{Name: h.Name, Remote: true, Dial: func(ctx context.Context, onNote func(client.Notification)) (*client.Client, error) {
-			ctx, cancel := context.WithTimeout(ctx, dialTimeout)
+			ctx, cancel := context.WithTimeout(ctx, daemonlink.DialTimeout)
 			defer cancel()
 			// Background: the page watches; it keeps no idle daemon there
 			// running.
@@ -346,7 +347,7 @@ func webMachines(socket string, list []config.Host) []web.Machine {
 // starting one: the page says when none runs.
 func webDial(socket string) web.DialFunc {
 	return func(ctx context.Context, onNote func(client.Notification)) (*client.Client, error) {
-		nc, err := dialDaemon(socket)
+		nc, err := daemonlink.Dial(socket)
 		if err != nil {
 			return nil, err
 		}

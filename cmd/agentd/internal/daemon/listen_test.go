@@ -1,4 +1,6 @@
-package rpc
+//go:build unix
+
+package daemon
 
 import (
 	"net"
@@ -8,58 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentd/agentd/cmd/agentd/internal/daemonlink"
+	"github.com/agentd/agentd/rpc"
 	"github.com/agentd/agentd/sessions"
 )
-
-// Where the daemon's socket is: AGENTD_SOCKET, else the runtime folder; a
-// non-interactive ssh login without XDG_RUNTIME_DIR finds the same daemon
-// under /run/user/<uid> when that folder is there, else in the temp folder.
-func TestSocketPath(t *testing.T) {
-	t.Setenv(EnvSocket, "")
-	t.Setenv("XDG_RUNTIME_DIR", "/run/user/4242")
-	if got := SocketPath(); got != "/run/user/4242/agentd/agentd.sock" {
-		t.Errorf("with XDG_RUNTIME_DIR: %s", got)
-	}
-	t.Setenv("XDG_RUNTIME_DIR", "")
-	run := filepath.Join("/run/user", strconv.Itoa(os.Getuid()))
-	want := filepath.Join(os.TempDir(), "agentd-"+strconv.Itoa(os.Getuid()), "agentd.sock")
-	if ownedDir(run, os.Getuid()) && !sessions.Portable() {
-		want = filepath.Join(run, "agentd", "agentd.sock")
-	}
-	if got := SocketPath(); got != want {
-		t.Errorf("without XDG_RUNTIME_DIR: %s, want %s", got, want)
-	}
-	t.Setenv(EnvSocket, "/somewhere/else.sock")
-	if got := SocketPath(); got != "/somewhere/else.sock" {
-		t.Errorf("with AGENTD_SOCKET: %s", got)
-	}
-}
-
-// PrivateDir makes a missing folder 0700 and accepts it; it refuses loose
-// modes and symlinks by name without changing them.
-func TestPrivateDir(t *testing.T) {
-	root := t.TempDir()
-	fresh := filepath.Join(root, "a", "agentd")
-	if err := PrivateDir(fresh); err != nil {
-		t.Fatal(err)
-	}
-	if st, _ := os.Stat(fresh); st.Mode().Perm() != 0o700 {
-		t.Errorf("made with mode %04o, want 0700", st.Mode().Perm())
-	}
-	loose := filepath.Join(root, "loose")
-	_ = os.Mkdir(loose, 0o755)
-	_ = os.Chmod(loose, 0o755)
-	if err := PrivateDir(loose); err == nil {
-		t.Errorf("a 0755 folder was accepted")
-	} else if st, _ := os.Stat(loose); st.Mode().Perm() != 0o755 {
-		t.Errorf("the refused folder's mode was changed to %04o", st.Mode().Perm())
-	}
-	link := filepath.Join(root, "link")
-	_ = os.Symlink(fresh, link)
-	if err := PrivateDir(link); err == nil {
-		t.Errorf("a symlink was accepted")
-	}
-}
 
 // Without XDG_RUNTIME_DIR or a run folder, as on macOS (and on Linux with
 // AGENTD_PORTABLE=1), the socket lives in agentd-<uid> under $TMPDIR: a
@@ -67,11 +21,14 @@ func TestPrivateDir(t *testing.T) {
 // refused by name, and so is a path too long for a socket address.
 func TestTempDirSocketFolder(t *testing.T) {
 	t.Setenv(sessions.EnvPortable, "1")
-	t.Setenv(EnvSocket, "")
+	t.Setenv(daemonlink.EnvSocket, "")
 	t.Setenv("XDG_RUNTIME_DIR", "")
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
-	path := SocketPath()
+	path, err := daemonlink.SocketPath("")
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := filepath.Join(tmp, "agentd-"+strconv.Itoa(os.Getuid()))
 	if path != filepath.Join(dir, "agentd.sock") {
 		t.Fatalf("socket at %s, want it in %s", path, dir)
@@ -95,7 +52,7 @@ func TestTempDirSocketFolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if peer, err := PeerOf(c); err != nil || peer.Uid != os.Getuid() || peer.Pid != os.Getpid() {
+	if peer, err := rpc.PeerOf(c); err != nil || peer.Uid != os.Getuid() || peer.Pid != os.Getpid() {
 		t.Errorf("peer of our own connection: %+v, %v; want uid %d pid %d", peer, err, os.Getuid(), os.Getpid())
 	}
 
