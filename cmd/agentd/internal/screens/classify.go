@@ -1,6 +1,11 @@
 //go:build unix
 
-package main
+// Package screens is the commands about an agent's screen: classify and
+// explain read captured screens with the rules (classify.go); capture
+// asks the daemon for a session's screen and doctor lists those it kept
+// (capture.go). They read the sessions' screen records and render raw
+// output with the sessions' emulator, so they are apart from the CLI.
+package screens
 
 import (
 	"encoding/json"
@@ -11,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agentd/agentd/cmd/agentd/internal/rules"
 	"github.com/agentd/agentd/detect"
 	"github.com/agentd/agentd/sessions"
 	"github.com/agentd/agentd/sessions/term"
@@ -38,7 +44,8 @@ type classifyOption struct {
 	Label string `json:"label"`
 }
 
-func cmdClassify(args []string, stdout, stderr io.Writer, explain bool) int {
+// Classify is `agentd classify` and, with explain, `agentd explain`.
+func Classify(args []string, stdout, stderr io.Writer, explain bool) int {
 	name := "classify"
 	if explain {
 		name = "explain"
@@ -61,7 +68,7 @@ func cmdClassify(args []string, stdout, stderr io.Writer, explain bool) int {
 		fmt.Fprintf(stderr, "agentd %s: --cols and --rows must be between 2 and 1000 (got %dx%d)\n", name, *cols, *rows)
 		return 2
 	}
-	set, warnings := loadRules()
+	set, warnings := rules.Load()
 	for _, w := range warnings {
 		fmt.Fprintf(stderr, "agentd: warning: %v\n", w)
 	}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package cli
 
 import (
 	"context"
@@ -26,16 +26,16 @@ import (
 // host's sessions; -H NAME, or a session named HOST:SESSION, points the
 // other commands at one. docs/hosts.md.
 
-// hostFlag adds -H to a command.
-func hostFlag(fs *flag.FlagSet) *string {
+// HostFlag adds -H to a command.
+func HostFlag(fs *flag.FlagSet) *string {
 	return fs.String("H", "", "the host (a [[hosts]] name in config.toml) whose agentd to use; default this machine")
 }
 
 // dialHost connects to host's daemon: this machine's where host is empty
 // or the local entry, another's over ssh.
-func dialHost(socket, host string, start bool, stderr io.Writer) (*cli, error) {
+func dialHost(socket, host string, start bool, stderr io.Writer) (*Conn, error) {
 	if host == "" {
-		return dialCLI(socket, start, stderr)
+		return dial(socket, start, stderr)
 	}
 	list, err := daemonlink.ConfiguredHosts()
 	if err != nil {
@@ -46,14 +46,14 @@ func dialHost(socket, host string, start bool, stderr io.Writer) (*cli, error) {
 		return nil, err
 	}
 	if h.Local {
-		return dialCLI(socket, start, stderr)
+		return dial(socket, start, stderr)
 	}
 	return dialRemote(h, start)
 }
 
 // dialRemote reaches h over ssh as a CLI client.
-func dialRemote(h config.Host, start bool) (*cli, error) {
-	k := &cli{host: h.Name, arrived: make(chan struct{}, 1)}
+func dialRemote(h config.Host, start bool) (*Conn, error) {
+	k := &Conn{host: h.Name, arrived: make(chan struct{}, 1)}
 	ctx, cancel := context.WithTimeout(context.Background(), daemonlink.DialTimeout)
 	defer cancel()
 	r, err := hosts.Dial(ctx, h, start, protocol.ClientInfo{Name: "agentd-cli", Version: buildinfo.Version}, k.note)
@@ -70,10 +70,10 @@ func dialRemote(h config.Host, start bool) (*cli, error) {
 	return k, nil
 }
 
-// dialRef connects for a command about one session: ref is SESSION, or
+// DialRef connects for a command about one session: ref is SESSION, or
 // HOST:SESSION where HOST names a host; -H says the same. It returns the
 // session part of ref.
-func dialRef(socket, host, ref string, start bool, stderr io.Writer) (*cli, string, error) {
+func DialRef(socket, host, ref string, start bool, stderr io.Writer) (*Conn, string, error) {
 	if h, rest, ok := strings.Cut(ref, ":"); ok && h != "" && rest != "" {
 		list, err := daemonlink.ConfiguredHosts()
 		if err != nil {
@@ -131,10 +131,10 @@ func reportHost(socket string, h config.Host) (rep hostReport) {
 	}
 	start := time.Now()
 	defer func() { rep.Millis = time.Since(start).Milliseconds() }()
-	var k *cli
+	var k *Conn
 	var err error
 	if h.Local {
-		k, err = dialCLI(socket, false, io.Discard)
+		k, err = dial(socket, false, io.Discard)
 	} else {
 		k, err = dialRemote(h, false)
 		if err != nil {
@@ -149,7 +149,7 @@ func reportHost(socket string, h config.Host) (rep hostReport) {
 		rep.State, rep.Error = hostUnreachable, err.Error()
 		return rep
 	}
-	defer k.close()
+	defer k.Close()
 	rep.Version = k.c.Hello.Daemon.Version
 	list, err := k.list()
 	if err != nil {
@@ -164,13 +164,13 @@ func reportHost(socket string, h config.Host) (rep hostReport) {
 func lsAll(socket string, asJSON bool, stdout, stderr io.Writer) int {
 	list, err := daemonlink.ConfiguredHosts()
 	if err != nil {
-		return fail(stderr, "ls", err)
+		return Fail(stderr, "ls", err)
 	}
 	reports := reportHosts(socket, list)
 	if asJSON {
 		b, _ := json.Marshal(map[string]any{"hosts": reports})
 		fmt.Fprintln(stdout, string(b))
-		return exitOK
+		return ExitOK
 	}
 	var table strings.Builder
 	tw := tabwriter.NewWriter(&table, 2, 8, 2, ' ', 0)
@@ -179,7 +179,7 @@ func lsAll(socket string, asJSON bool, stdout, stderr io.Writer) int {
 	var rows []row
 	for _, r := range reports {
 		if r.State != hostUp {
-			fmt.Fprintf(tw, "%s\t-\t-\t-\t%s\t-\t%s\n", r.Name, r.State, oneLine(r.Error))
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t%s\t-\t%s\n", r.Name, r.State, OneLine(r.Error))
 			rows = append(rows, row{})
 			continue
 		}
@@ -201,21 +201,21 @@ func lsAll(socket string, asJSON bool, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "    ↳ %s\n", r.prompt)
 		}
 	}
-	return exitOK
+	return ExitOK
 }
 
-// cmdHosts is `agentd hosts`: each configured host, whether it answers,
+// Hosts is `agentd hosts`: each configured host, whether it answers,
 // its daemon's version and its sessions.
-func cmdHosts(args []string, stdout, stderr io.Writer) int {
-	fs, socket := newFlags("hosts", stderr)
+func Hosts(args []string, stdout, stderr io.Writer) int {
+	fs, socket := Flags("hosts", stderr)
 	asJSON := fs.Bool("json", false, "print the hosts as JSON")
 	configured := fs.Bool("configured", false, "print the configured hosts as JSON without reaching any: what an editor starts a sidecar for (agentd --stdio --host NAME)")
-	if _, err := parseArgs(fs, args); err != nil {
-		return exitUsage
+	if _, err := ParseArgs(fs, args); err != nil {
+		return ExitUsage
 	}
 	list, err := daemonlink.ConfiguredHosts()
 	if err != nil {
-		return fail(stderr, "hosts", err)
+		return Fail(stderr, "hosts", err)
 	}
 	if *configured {
 		type entry struct {
@@ -229,13 +229,13 @@ func cmdHosts(args []string, stdout, stderr io.Writer) int {
 		}
 		b, _ := json.Marshal(map[string]any{"hosts": out})
 		fmt.Fprintln(stdout, string(b))
-		return exitOK
+		return ExitOK
 	}
 	reports := reportHosts(*socket, list)
 	if *asJSON {
 		b, _ := json.Marshal(map[string]any{"hosts": reports})
 		fmt.Fprintln(stdout, string(b))
-		return exitOK
+		return ExitOK
 	}
 	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "HOST\tDESTINATION\tSTATE\tVERSION\tSESSIONS\tBLOCKED\tTIME")
@@ -248,12 +248,12 @@ func cmdHosts(args []string, stdout, stderr io.Writer) int {
 		}
 		state := r.State
 		if r.Error != "" {
-			state += ": " + oneLine(r.Error)
+			state += ": " + OneLine(r.Error)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d ms\n", r.Name, r.Destination, state, dash(r.Version), len(r.Sessions), blocked, r.Millis)
 	}
 	_ = tw.Flush()
-	return exitOK
+	return ExitOK
 }
 
 func dash(s string) string {
@@ -261,4 +261,10 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// OneLine keeps an agent's words (or a host's error) to one line of a
+// listing.
+func OneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
 }

@@ -1,6 +1,11 @@
 //go:build unix
 
-package main
+// Package cli is agentd's command line, the daemon's third kind of
+// client beside editors and Neovim: for people in a terminal and for
+// scripts, locally or over `ssh host agentd …`. Each command connects,
+// does one thing and leaves; no command but kill (and stop --force) ends
+// an agent. It carries none of the daemon's code.
+package cli
 
 import (
 	"context"
@@ -19,27 +24,23 @@ import (
 
 	"github.com/agentd/agentd/cmd/agentd/internal/buildinfo"
 	"github.com/agentd/agentd/cmd/agentd/internal/daemonlink"
+	"github.com/agentd/agentd/cmd/agentd/internal/upgrade"
 	"github.com/agentd/agentd/rpc/client"
 	"github.com/agentd/agentd/rpc/protocol"
 )
 
-// The CLI is the daemon's third kind of client, beside editors and Neovim:
-// for people in a terminal and for scripts, locally or over `ssh host
-// agentd …`. Each command connects, does one thing and leaves; no command
-// but kill (and stop --force) ends an agent.
-
 // Exit codes of the CLI.
 const (
-	exitOK         = 0
-	exitFailed     = 1 // the thing asked could not be done: refused, stale, timed out
-	exitUsage      = 2 // bad arguments, no daemon, a broken connection
+	ExitOK         = 0
+	ExitFailed     = 1 // the thing asked could not be done: refused, stale, timed out
+	ExitUsage      = 2 // bad arguments, no daemon, a broken connection
 	exitEndedFirst = 3 // wait: the session ended before reaching the state
 )
 
 var errNoDaemon = errors.New("no agentd daemon is running")
 
-// cli is one command's connection to the daemon.
-type cli struct {
+// Conn is one command's connection to the daemon.
+type Conn struct {
 	c      *client.Client
 	socket string
 	hello  protocol.HelloParams
@@ -50,17 +51,17 @@ type cli struct {
 	arrived chan struct{} // poked for each notification
 }
 
-// dialCLI connects to the daemon; start says whether to start one when none
+// dial connects to the daemon; start says whether to start one when none
 // runs (only commands that make a session do).
 //
 // A daemon older than this agentd is first asked to hand its sessions
-// over to it (upgrade.go); stderr says how that went.
-func dialCLI(socketFlag string, start bool, stderr io.Writer) (*cli, error) {
+// over to it (package upgrade); stderr says how that went.
+func dial(socketFlag string, start bool, stderr io.Writer) (*Conn, error) {
 	path, err := daemonlink.SocketPath(socketFlag)
 	if err != nil {
 		return nil, err
 	}
-	k := &cli{socket: path, arrived: make(chan struct{}, 1)}
+	k := &Conn{socket: path, arrived: make(chan struct{}, 1)}
 	conn, err := daemonlink.Dial(path)
 	if err != nil && daemonlink.CanStart(err) {
 		if !start {
@@ -81,9 +82,9 @@ func dialCLI(socketFlag string, start bool, stderr io.Writer) (*cli, error) {
 		_ = conn.Close()
 		return nil, err
 	}
-	if d := k.c.Hello.Daemon; wantsUpgrade(d) {
+	if d := k.c.Hello.Daemon; upgrade.Wanted(d) {
 		k.c.Close()
-		autoUpgrade(path, d, stderr)
+		upgrade.Auto(path, d, stderr)
 		if conn, err = daemonlink.Dial(path); err != nil {
 			return nil, fmt.Errorf("agentd daemon at %s: %w", path, err)
 		}
@@ -99,7 +100,7 @@ func dialCLI(socketFlag string, start bool, stderr io.Writer) (*cli, error) {
 	return k, nil
 }
 
-func (k *cli) initialize(ctx context.Context) error {
+func (k *Conn) initialize(ctx context.Context) error {
 	cwd, _ := os.Getwd()
 	var init protocol.InitializeResult
 	return k.c.Call(ctx, protocol.MethodInitialize, protocol.InitializeParams{ClientInfo: &protocol.ClientInfo{Name: "agentd-cli", Version: buildinfo.Version}, WorkspaceFolders: []string{cwd}}, &init)
@@ -108,7 +109,7 @@ func (k *cli) initialize(ctx context.Context) error {
 // reconnect connects again to the same daemon after its connection
 // closed: what a handover does (agentd upgrade), as the daemon's process
 // becomes the new code. Another daemon, or none, is an error.
-func (k *cli) reconnect() error {
+func (k *Conn) reconnect() error {
 	instance := k.c.Hello.Instance
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
@@ -138,7 +139,7 @@ func (k *cli) reconnect() error {
 	}
 }
 
-func (k *cli) note(n client.Notification) {
+func (k *Conn) note(n client.Notification) {
 	k.mu.Lock()
 	k.notes = append(k.notes, n)
 	k.mu.Unlock()
@@ -149,7 +150,7 @@ func (k *cli) note(n client.Notification) {
 }
 
 // take returns the notifications that arrived since the last take.
-func (k *cli) take() []client.Notification {
+func (k *Conn) take() []client.Notification {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	out := k.notes
@@ -157,23 +158,23 @@ func (k *cli) take() []client.Notification {
 	return out
 }
 
-func (k *cli) call(method string, params, result any) error {
+func (k *Conn) Call(method string, params, result any) error {
 	return k.c.Call(context.Background(), method, params, result)
 }
 
-func (k *cli) close() { _ = k.c.Close() }
+func (k *Conn) Close() { _ = k.c.Close() }
 
-func (k *cli) list() ([]protocol.Session, error) {
+func (k *Conn) list() ([]protocol.Session, error) {
 	var res protocol.ListResult
-	if err := k.call(protocol.MethodList, nil, &res); err != nil {
+	if err := k.Call(protocol.MethodList, nil, &res); err != nil {
 		return nil, err
 	}
 	return res.Sessions, nil
 }
 
-// find resolves SESSION: an id, or a name only one session has (or only
+// Find resolves SESSION: an id, or a name only one session has (or only
 // one live session has).
-func (k *cli) find(ref string) (protocol.Session, error) {
+func (k *Conn) Find(ref string) (protocol.Session, error) {
 	list, err := k.list()
 	if err != nil {
 		return protocol.Session{}, err
@@ -212,9 +213,9 @@ func (k *cli) find(ref string) (protocol.Session, error) {
 	return protocol.Session{}, fmt.Errorf("no session %q (sessions: %s)", ref, strings.Join(known, ", "))
 }
 
-// parseArgs parses flags wherever they are among the arguments (`agentd
+// ParseArgs parses flags wherever they are among the arguments (`agentd
 // wait s1 --until blocked`); "--" ends the flags.
-func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+func ParseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -232,31 +233,33 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *string) {
+// Flags is a command's flag set, with the --socket every command takes.
+func Flags(name string, stderr io.Writer) (*flag.FlagSet, *string) {
 	fs := flag.NewFlagSet("agentd "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	socket := fs.String("socket", "", "the daemon's socket (default $AGENTD_SOCKET, else $XDG_RUNTIME_DIR/agentd/agentd.sock)")
 	return fs, socket
 }
 
-// fail prints a command's error; a JSON-RPC error is shown by its message.
-func fail(stderr io.Writer, cmd string, err error) int {
+// Fail prints a command's error; a JSON-RPC error is shown by its message.
+func Fail(stderr io.Writer, cmd string, err error) int {
 	var je *jsonrpc2.Error
 	if errors.As(err, &je) {
 		fmt.Fprintf(stderr, "agentd %s: %s\n", cmd, je.Message)
-		return exitFailed
+		return ExitFailed
 	}
 	fmt.Fprintf(stderr, "agentd %s: %v\n", cmd, err)
-	return exitUsage
+	return ExitUsage
 }
 
-func cmdLs(args []string, stdout, stderr io.Writer) int {
-	fs, socket := newFlags("ls", stderr)
+// Ls is `agentd ls`: the sessions, their states and prompts.
+func Ls(args []string, stdout, stderr io.Writer) int {
+	fs, socket := Flags("ls", stderr)
 	asJSON := fs.Bool("json", false, "print session/list's result as JSON")
 	all := fs.Bool("all", false, "every host of config.toml's [[hosts]], with a HOST column")
-	host := hostFlag(fs)
-	if _, err := parseArgs(fs, args); err != nil {
-		return exitUsage
+	host := HostFlag(fs)
+	if _, err := ParseArgs(fs, args); err != nil {
+		return ExitUsage
 	}
 	if *all {
 		return lsAll(*socket, *asJSON, stdout, stderr)
@@ -269,12 +272,12 @@ func cmdLs(args []string, stdout, stderr io.Writer) int {
 		} else {
 			fmt.Fprintln(stderr, "agentd ls: no agentd daemon is running, so no sessions")
 		}
-		return exitOK
+		return ExitOK
 	}
 	if err != nil {
-		return fail(stderr, "ls", err)
+		return Fail(stderr, "ls", err)
 	}
-	defer k.close()
+	defer k.Close()
 	// Another build than ours serves the sessions: say so, on stderr,
 	// so that --json's stdout stays parseable.
 	for _, w := range k.c.Hello.Warnings {
@@ -282,16 +285,16 @@ func cmdLs(args []string, stdout, stderr io.Writer) int {
 	}
 	list, err := k.list()
 	if err != nil {
-		return fail(stderr, "ls", err)
+		return Fail(stderr, "ls", err)
 	}
 	if *asJSON {
 		b, _ := json.Marshal(protocol.ListResult{Sessions: list})
 		fmt.Fprintln(stdout, string(b))
-		return exitOK
+		return ExitOK
 	}
 	if len(list) == 0 {
 		fmt.Fprintln(stdout, "no sessions")
-		return exitOK
+		return ExitOK
 	}
 	// The table is aligned first; each blocked session's prompt then goes
 	// under its row, where it would break the columns.
@@ -315,7 +318,7 @@ func cmdLs(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "    ↳ %s\n", promptLine(s.Prompt))
 		}
 	}
-	return exitOK
+	return ExitOK
 }
 
 // stateWords is a state as ls shows it.
@@ -397,28 +400,29 @@ type waitEvent struct {
 
 var waitStates = map[string]bool{"blocked": true, "idle": true, "done": true, "working": true, "error": true, "exited": true, "changed": true}
 
-func cmdWait(args []string, stdout, stderr io.Writer) int {
-	fs, socket := newFlags("wait", stderr)
-	host := hostFlag(fs)
+// Wait is `agentd wait`: until a session reaches a state.
+func Wait(args []string, stdout, stderr io.Writer) int {
+	fs, socket := Flags("wait", stderr)
+	host := HostFlag(fs)
 	until := fs.String("until", "", "blocked, idle, done, working, error, exited, or changed (any new state or prompt)")
 	timeout := fs.Duration("timeout", 0, "give up after this long (exit 1); 0 waits for ever")
 	asJSON := fs.Bool("json", false, "print the state reached as JSON")
-	pos, err := parseArgs(fs, args)
+	pos, err := ParseArgs(fs, args)
 	if err != nil {
-		return exitUsage
+		return ExitUsage
 	}
 	if len(pos) != 1 || !waitStates[*until] {
 		fmt.Fprintln(stderr, "usage: agentd wait SESSION --until blocked|idle|done|working|error|exited|changed [--timeout D] [--json]")
-		return exitUsage
+		return ExitUsage
 	}
-	k, ref, err := dialRef(*socket, *host, pos[0], false, stderr)
+	k, ref, err := DialRef(*socket, *host, pos[0], false, stderr)
 	if err != nil {
-		return fail(stderr, "wait", err)
+		return Fail(stderr, "wait", err)
 	}
-	defer k.close()
-	s, err := k.find(ref)
+	defer k.Close()
+	s, err := k.Find(ref)
 	if err != nil {
-		return fail(stderr, "wait", err)
+		return Fail(stderr, "wait", err)
 	}
 	report := func(e waitEvent) {
 		e.Name = s.Name
@@ -436,7 +440,7 @@ func cmdWait(args []string, stdout, stderr io.Writer) int {
 	now := waitEvent{SessionID: s.SessionID, State: s.State, Outcome: s.Outcome, StateSource: s.StateSource, Reason: s.Reason, Since: s.Since, Prompt: s.Prompt}
 	if *until == s.State {
 		report(now)
-		return exitOK
+		return ExitOK
 	}
 	if s.Exit != nil {
 		fmt.Fprintf(stderr, "agentd wait: %s has exited: it will not be %s\n", s.SessionID, *until)
@@ -461,7 +465,7 @@ func cmdWait(args []string, stdout, stderr io.Writer) int {
 			e := waitEvent{SessionID: st.SessionID, State: st.State, Outcome: st.Outcome, StateSource: st.StateSource, Reason: st.Reason, Since: st.Since, Prompt: st.Prompt}
 			if st.State == *until || (*until == "changed" && !sameState(e, now)) {
 				report(e)
-				return exitOK
+				return ExitOK
 			}
 			if st.State == "exited" {
 				fmt.Fprintf(stderr, "agentd wait: %s exited before it was %s\n", s.SessionID, *until)
@@ -473,10 +477,10 @@ func cmdWait(args []string, stdout, stderr io.Writer) int {
 		case <-k.arrived:
 		case <-k.c.Done():
 			fmt.Fprintln(stderr, "agentd wait: the daemon closed the connection")
-			return exitUsage
+			return ExitUsage
 		case <-deadline:
 			fmt.Fprintf(stderr, "agentd wait: %s was not %s within %s; it is %s\n", s.SessionID, *until, *timeout, stateWords(last.State, last.Outcome, nil))
-			return exitFailed
+			return ExitFailed
 		}
 	}
 }
@@ -491,31 +495,33 @@ func sameState(a, b waitEvent) bool {
 	return a.State == b.State && a.Outcome == b.Outcome && id(a.Prompt) == id(b.Prompt)
 }
 
-func cmdAnswer(args []string, stdout, stderr io.Writer) int {
-	fs, socket := newFlags("answer", stderr)
-	host := hostFlag(fs)
+// Answer is `agentd answer`: the prompt on screen, guarded as
+// runtime_answer is.
+func Answer(args []string, stdout, stderr io.Writer) int {
+	fs, socket := Flags("answer", stderr)
+	host := HostFlag(fs)
 	text := fs.String("text", "", "answer with this text, where the prompt takes free text")
 	promptID := fs.String("prompt", "", "answer only if this prompt (its promptId, from ls --json or wait --json) is the one on screen")
-	pos, err := parseArgs(fs, args)
+	pos, err := ParseArgs(fs, args)
 	if err != nil {
-		return exitUsage
+		return ExitUsage
 	}
 	if len(pos) < 1 || len(pos) > 2 || (len(pos) == 2) == (*text != "") {
 		fmt.Fprintln(stderr, "usage: agentd answer SESSION OPTION | agentd answer SESSION --text TEXT   [--prompt ID]")
-		return exitUsage
+		return ExitUsage
 	}
-	k, ref, err := dialRef(*socket, *host, pos[0], false, stderr)
+	k, ref, err := DialRef(*socket, *host, pos[0], false, stderr)
 	if err != nil {
-		return fail(stderr, "answer", err)
+		return Fail(stderr, "answer", err)
 	}
-	defer k.close()
-	s, err := k.find(ref)
+	defer k.Close()
+	s, err := k.Find(ref)
 	if err != nil {
-		return fail(stderr, "answer", err)
+		return Fail(stderr, "answer", err)
 	}
 	if s.State != "blocked" || s.Prompt == nil {
 		fmt.Fprintf(stderr, "agentd answer: %s is not waiting on a prompt: it is %s\n", s.SessionID, stateWords(s.State, s.Outcome, s.Exit))
-		return exitFailed
+		return ExitFailed
 	}
 	p := s.Prompt
 	if *promptID != "" && *promptID != p.ID {
@@ -528,14 +534,14 @@ func cmdAnswer(args []string, stdout, stderr io.Writer) int {
 		opt, ok := pickOption(s.Prompt, pos[1])
 		if !ok {
 			fmt.Fprintf(stderr, "agentd answer: the prompt has no option %q: %s\n", pos[1], promptLine(s.Prompt))
-			return exitFailed
+			return ExitFailed
 		}
 		params.OptionID, chosen = opt.ID, "["+opt.ID+"] "+opt.Label
 	} else {
 		chosen = fmt.Sprintf("text %q", *text)
 	}
 	var res protocol.AnswerResult
-	if err := k.call(protocol.MethodAnswer, params, &res); err != nil {
+	if err := k.Call(protocol.MethodAnswer, params, &res); err != nil {
 		var je *jsonrpc2.Error
 		if errors.As(err, &je) && je.Code == protocol.CodePromptStale {
 			fmt.Fprintf(stderr, "agentd answer: not answered: the prompt on screen is not the one answered\n")
@@ -545,16 +551,16 @@ func cmdAnswer(args []string, stdout, stderr io.Writer) int {
 			} else {
 				fmt.Fprintln(stderr, "no prompt is on screen now")
 			}
-			return exitFailed
+			return ExitFailed
 		}
-		return fail(stderr, "answer", err)
+		return Fail(stderr, "answer", err)
 	}
 	what := s.SessionID
 	if sub := subjectWords(s.Prompt); sub != "" {
 		what += " (" + sub + ")" // echo what the answer was about
 	}
 	fmt.Fprintf(stdout, "answered %s with %s; it is %s\n", what, chosen, res.State)
-	return exitOK
+	return ExitOK
 }
 
 // pickOption finds an option by id, else by its label (any case).
@@ -570,28 +576,29 @@ func pickOption(p *protocol.Prompt, want string) (protocol.Option, bool) {
 	return protocol.Option{}, false
 }
 
-func cmdSend(args []string, stdout, stderr io.Writer) int {
-	fs, socket := newFlags("send", stderr)
-	host := hostFlag(fs)
+// Send is `agentd send`: text typed into an agent that waits on none.
+func Send(args []string, stdout, stderr io.Writer) int {
+	fs, socket := Flags("send", stderr)
+	host := HostFlag(fs)
 	noSubmit := fs.Bool("no-submit", false, "type the text without pressing Enter")
-	pos, err := parseArgs(fs, args)
+	pos, err := ParseArgs(fs, args)
 	if err != nil {
-		return exitUsage
+		return ExitUsage
 	}
 	if len(pos) < 2 {
 		fmt.Fprintln(stderr, "usage: agentd send SESSION TEXT... [--no-submit]")
-		return exitUsage
+		return ExitUsage
 	}
-	k, ref, err := dialRef(*socket, *host, pos[0], false, stderr)
+	k, ref, err := DialRef(*socket, *host, pos[0], false, stderr)
 	if err != nil {
-		return fail(stderr, "send", err)
+		return Fail(stderr, "send", err)
 	}
-	defer k.close()
-	s, err := k.find(ref)
+	defer k.Close()
+	s, err := k.Find(ref)
 	if err != nil {
-		return fail(stderr, "send", err)
+		return Fail(stderr, "send", err)
 	}
-	err = k.call(protocol.MethodSend, protocol.SendParams{SessionID: s.SessionID, Text: strings.Join(pos[1:], " "), Submit: !*noSubmit}, nil)
+	err = k.Call(protocol.MethodSend, protocol.SendParams{SessionID: s.SessionID, Text: strings.Join(pos[1:], " "), Submit: !*noSubmit}, nil)
 	var je *jsonrpc2.Error
 	if errors.As(err, &je) && je.Code == protocol.CodeSessionBlocked {
 		fmt.Fprintf(stderr, "agentd send: not sent: %s is waiting on a prompt; answer it with `agentd answer %s OPTION`\n", s.SessionID, s.SessionID)
@@ -599,67 +606,69 @@ func cmdSend(args []string, stdout, stderr io.Writer) int {
 		if je.Data != nil && json.Unmarshal(*je.Data, &data) == nil && data.Prompt != nil {
 			fmt.Fprintf(stderr, "on screen: %s\n", promptLine(data.Prompt))
 		}
-		return exitFailed
+		return ExitFailed
 	}
 	if err != nil {
-		return fail(stderr, "send", err)
+		return Fail(stderr, "send", err)
 	}
-	return exitOK
+	return ExitOK
 }
 
-func cmdKill(args []string, stdout, stderr io.Writer) int {
-	fs, socket := newFlags("kill", stderr)
-	host := hostFlag(fs)
+// Kill is `agentd kill`: end a session.
+func Kill(args []string, stdout, stderr io.Writer) int {
+	fs, socket := Flags("kill", stderr)
+	host := HostFlag(fs)
 	sig := fs.String("signal", "", "the signal (default SIGHUP, then SIGKILL after 2 s)")
-	pos, err := parseArgs(fs, args)
+	pos, err := ParseArgs(fs, args)
 	if err != nil {
-		return exitUsage
+		return ExitUsage
 	}
 	if len(pos) != 1 {
 		fmt.Fprintln(stderr, "usage: agentd kill SESSION [--signal SIG]")
-		return exitUsage
+		return ExitUsage
 	}
-	k, ref, err := dialRef(*socket, *host, pos[0], false, stderr)
+	k, ref, err := DialRef(*socket, *host, pos[0], false, stderr)
 	if err != nil {
-		return fail(stderr, "kill", err)
+		return Fail(stderr, "kill", err)
 	}
-	defer k.close()
-	s, err := k.find(ref)
+	defer k.Close()
+	s, err := k.Find(ref)
 	if err != nil {
-		return fail(stderr, "kill", err)
+		return Fail(stderr, "kill", err)
 	}
-	if err := k.call(protocol.MethodKill, protocol.KillParams{SessionID: s.SessionID, Signal: *sig}, nil); err != nil {
-		return fail(stderr, "kill", err)
+	if err := k.Call(protocol.MethodKill, protocol.KillParams{SessionID: s.SessionID, Signal: *sig}, nil); err != nil {
+		return Fail(stderr, "kill", err)
 	}
-	return exitOK
+	return ExitOK
 }
 
-func cmdStop(args []string, stdout, stderr io.Writer) int {
-	fs, socket := newFlags("stop", stderr)
+// Stop is `agentd stop`: end the daemon (--force: its sessions too).
+func Stop(args []string, stdout, stderr io.Writer) int {
+	fs, socket := Flags("stop", stderr)
 	force := fs.Bool("force", false, "also end the sessions that still run")
-	if _, err := parseArgs(fs, args); err != nil {
-		return exitUsage
+	if _, err := ParseArgs(fs, args); err != nil {
+		return ExitUsage
 	}
-	k, err := dialCLI(*socket, false, stderr)
+	k, err := dial(*socket, false, stderr)
 	if errors.Is(err, errNoDaemon) {
 		fmt.Fprintln(stdout, "no agentd daemon is running")
-		return exitOK
+		return ExitOK
 	}
 	if err != nil {
-		return fail(stderr, "stop", err)
+		return Fail(stderr, "stop", err)
 	}
-	defer k.close()
+	defer k.Close()
 	pid := k.c.Hello.Pid
-	if err := k.call(protocol.MethodStop, protocol.StopParams{Force: *force}, nil); err != nil {
-		return fail(stderr, "stop", err)
+	if err := k.Call(protocol.MethodStop, protocol.StopParams{Force: *force}, nil); err != nil {
+		return Fail(stderr, "stop", err)
 	}
 	// The daemon closes every connection once its sessions have ended, then
 	// leaves, letting go of its socket and lock: once it is gone a new one
 	// can start at once.
 	if !daemonlink.Gone(k.socket, 30*time.Second) {
 		fmt.Fprintf(stderr, "agentd stop: the daemon (pid %d) is still ending after 30 s\n", pid)
-		return exitFailed
+		return ExitFailed
 	}
 	fmt.Fprintf(stdout, "agentd daemon (pid %d) stopped\n", pid)
-	return exitOK
+	return ExitOK
 }

@@ -1,6 +1,13 @@
 //go:build unix
 
-package main
+// Package daemon hosts the sessions: the per-user daemon (`agentd
+// serve`, serve.go), which owns every session while editors (through the
+// forwarder `agentd --stdio`), Neovim and the CLI are its clients, and the
+// private in-process server of `agentd --stdio --private` (host.go). One
+// daemon runs per socket: it holds the lock beside it for its whole life
+// (daemonlink.Lock), so a second one refuses to start and a dead one's
+// socket can be replaced without asking anybody.
+package daemon
 
 import (
 	"context"
@@ -17,21 +24,15 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/cmd/agentd/internal/buildinfo"
-	"github.com/agentd/agentd/cmd/agentd/internal/daemon"
 	"github.com/agentd/agentd/cmd/agentd/internal/daemonlink"
-	"github.com/agentd/agentd/rpc"
+	"github.com/agentd/agentd/cmd/agentd/internal/keeper"
+	"github.com/agentd/agentd/cmd/agentd/internal/upgrade/handover"
 	"github.com/agentd/agentd/rpc/protocol"
 )
 
-// The per-user daemon. It owns every session; editors (through the
-// forwarder `agentd --stdio`), Neovim and the CLI are its clients. One runs
-// per socket: it holds an exclusive lock beside the socket for its whole
-// life, so a second one refuses to start and a dead one's socket can be
-// replaced without asking anybody.
-
-// cmdServe runs the daemon in the foreground: `agentd serve`. A forwarder
+// Serve runs the daemon in the foreground: `agentd serve`. A forwarder
 // starts it detached, with --ready-fd to learn when it listens.
-func cmdServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func Serve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("agentd serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f daemonlink.ServerFlags
@@ -39,7 +40,7 @@ func cmdServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	socket := fs.String("socket", "", "listen here (default $AGENTD_SOCKET, else $XDG_RUNTIME_DIR/agentd/agentd.sock)")
 	idle := fs.Duration("idle-timeout", 10*time.Minute, "exit after this long with no session and no client (0: never)")
 	readyFD := fs.Int("ready-fd", 0, "write \"ready\" (or the error) to this file descriptor once listening (what a forwarder that starts the daemon reads)")
-	// The handover (handover.go): set by a daemon for the code it becomes.
+	// The handover (package handover): set by a daemon for the code it becomes.
 	resumeFD := fs.Int("resume-fd", -1, "internal (agentd upgrade): take over the sessions of the daemon this process was, from this handover file")
 	handoverErr := fs.String("handover-error", "", "internal (agentd upgrade): the new code could not take over, and why")
 	handoverCheck := fs.Bool("handover-check", false, "internal (agentd upgrade): read a handover on stdin, print ok if this binary can take it over")
@@ -47,7 +48,7 @@ func cmdServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *handoverCheck {
-		return cmdHandoverCheck(stdin, stdout, stderr)
+		return handover.Check(stdin, stdout, stderr)
 	}
 	var ready io.WriteCloser = nopWriteCloser{io.Discard}
 	if *readyFD > 0 {
@@ -64,9 +65,9 @@ func cmdServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return fail(2, err)
 	}
 	// The flags the next code gets, should this daemon hand over.
-	files := &daemonFiles{args: append([]string{"--socket", path, "--idle-timeout", idle.String()}, f.DaemonArgs()...)}
+	files := &handover.DaemonFiles{Args: append([]string{"--socket", path, "--idle-timeout", idle.String()}, f.DaemonArgs()...)}
 	if f.Verbose {
-		files.args = append(files.args, "--verbose")
+		files.Args = append(files.Args, "--verbose")
 	}
 	if *resumeFD >= 0 {
 		return resumeServe(&f, path, *idle, *resumeFD, *handoverErr, files, stderr)
@@ -74,53 +75,53 @@ func cmdServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err := daemonlink.PrivateDir(filepath.Dir(path)); err != nil {
 		return fail(1, err)
 	}
-	files.lock, err = daemonlink.Lock(path)
+	files.Lock, err = daemonlink.Lock(path)
 	if err != nil {
 		return fail(1, err)
 	}
-	defer runtime.KeepAlive(files.lock) // let go of by the kernel as the process ends
-	files.ln, err = daemon.Listen(path)
+	defer runtime.KeepAlive(files.Lock) // let go of by the kernel as the process ends
+	files.Ln, err = Listen(path)
 	if err != nil {
 		return fail(1, fmt.Errorf("listen on %s: %w", path, err))
 	}
 	defer os.Remove(path) // ours: the lock is still held
 	h, err := newHost(&f, false, path, stderr, nil)
 	if err != nil {
-		files.ln.Close()
+		files.Ln.Close()
 		return fail(2, err)
 	}
 	defer h.close()
-	files.keeper = h.keeper
+	files.Keeper = h.keeper
 	h.files = files
 	h.log.Info("daemon serving", "socket", path, "version", buildinfo.Version, "pid", os.Getpid(), "idle_timeout", idle.String())
 	fmt.Fprintf(ready, "ready %d\n", os.Getpid())
 	_ = ready.Close()
-	return serveDaemon(h, files.ln, *idle)
+	return serveDaemon(h, files.Ln, *idle)
 }
 
 // resumeServe is the daemon after a handover: the same process, now this
 // code, with the socket, its lock, the keeper and every PTY still open.
-func resumeServe(f *daemonlink.ServerFlags, path string, idle time.Duration, fd int, handoverErr string, files *daemonFiles, stderr io.Writer) int {
-	ho, hf, err := readHandover(fd)
+func resumeServe(f *daemonlink.ServerFlags, path string, idle time.Duration, fd int, handoverErr string, files *handover.DaemonFiles, stderr io.Writer) int {
+	ho, hf, err := handover.Read(fd)
 	if ho == nil {
 		// Nothing names the descriptors: there is nothing to hand back.
 		fmt.Fprintf(stderr, "agentd serve: %v\n", err)
 		return 1
 	}
-	files.lock = os.NewFile(uintptr(ho.Lock), "lock")
+	files.Lock = os.NewFile(uintptr(ho.Lock), "lock")
 	syscall.CloseOnExec(ho.Lock)
-	defer runtime.KeepAlive(files.lock)
-	h, herr := newHost(f, false, path, stderr, adoptKeeper(ho.Keeper, ho.KeeperPid))
+	defer runtime.KeepAlive(files.Lock)
+	h, herr := newHost(f, false, path, stderr, keeper.Adopt(ho.Keeper, ho.KeeperPid))
 	if err == nil {
 		err = herr
 	}
 	if err == nil {
-		files.ln, files.handed, err = listenerFrom(ho.Listener)
+		files.Ln, files.Handed, err = handover.Listener(ho.Listener)
 	}
 	rec := protocol.UpgradeRecord{From: ho.FromVersion, To: ho.ToVersion, At: ho.At, Error: handoverErr,
 		Settling: ho.WatchPid > 0 && ho.WatchPid != os.Getpid()}
 	if err == nil {
-		err = adoptGuarded(h.srv, ho.Server, rec)
+		err = handover.Adopt(h.srv, ho.Server, rec)
 	}
 	if err != nil {
 		log := slog.New(slog.NewTextHandler(stderr, nil))
@@ -132,66 +133,26 @@ func resumeServe(f *daemonlink.ServerFlags, path string, idle time.Duration, fd 
 			log.Error("cannot take the sessions back; the keeper ends them as this process exits", "err", err, "handover_error", handoverErr)
 			return 1
 		}
-		err = handBack(ho, hf, err, log)
+		err = handover.HandBack(ho, hf, err, log)
 		log.Error("cannot hand the sessions back; the keeper ends them as this process exits", "err", err)
 		return 1
 	}
 	hf.Close()
 	defer os.Remove(path)
 	defer h.close()
-	files.keeper = h.keeper
+	files.Keeper = h.keeper
 	h.files = files
 	if handoverErr != "" {
 		h.log.Error("the upgrade failed; this code took its sessions back", "to", ho.ToVersion, "err", handoverErr)
 	}
 	h.log.Info("daemon serving after a handover", "socket", path, "version", buildinfo.Version, "from", ho.FromVersion, "pid", os.Getpid(),
 		"sessions", len(ho.Server.Sessions.Sessions), "since_handover", sinceStamp(ho.At))
-	standDown := serving(ho, func() {
+	standDown := handover.Serving(ho, func() {
 		h.srv.Settled()
 		h.log.Info("the code before stopped watching: this code keeps the sessions", "watchdog", ho.WatchPid)
 	})
 	defer standDown() // a daemon that ends as asked is not one that died
-	return serveDaemon(h, files.ln, idle)
-}
-
-// adoptGuarded adopts the handover's sessions; a panic in that is an
-// error, so the sessions can still be handed back.
-func adoptGuarded(srv *rpc.Server, snap rpc.ServerSnapshot, rec protocol.UpgradeRecord) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("internal error while adopting the sessions: %v", p)
-		}
-	}()
-	if e := os.Getenv(envHandoverFault); e != "" && rec.Error == "" {
-		return fmt.Errorf("%s=%s: a fault asked for by a test", envHandoverFault, e)
-	}
-	return srv.Adopt(snap, rec)
-}
-
-// envHandoverFault, for tests of the hand-back only, makes the new code
-// fail to adopt the sessions after the exec.
-const envHandoverFault = "AGENTD_TEST_HANDOVER_FAULT"
-
-// listenerFrom is the socket the daemon before listened on. The
-// descriptor itself stays open (net.FileListener serves a copy): should
-// this code hand the sessions back, it passes that number on.
-//
-// The file is returned to be kept: its finalizer would close the
-// descriptor.
-func listenerFrom(fd int) (*net.UnixListener, *os.File, error) {
-	syscall.CloseOnExec(fd)
-	f := os.NewFile(uintptr(fd), "listener")
-	l, err := net.FileListener(f)
-	if err != nil {
-		return nil, f, fmt.Errorf("the socket's descriptor %d: %w", fd, err)
-	}
-	ul, ok := l.(*net.UnixListener)
-	if !ok {
-		l.Close()
-		return nil, f, fmt.Errorf("descriptor %d is not a unix socket", fd)
-	}
-	ul.SetUnlinkOnClose(false) // the path is removed by serve's own defer
-	return ul, f, nil
+	return serveDaemon(h, files.Ln, idle)
 }
 
 func sinceStamp(at string) string {

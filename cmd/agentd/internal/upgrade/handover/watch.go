@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package handover
 
 import (
 	"encoding/json"
@@ -53,7 +53,7 @@ const watchLimit = 2 * time.Minute
 // handover file f, and records it in ho, written to f again. It returns
 // the descriptor the new code says "serving" on, to keep across the exec,
 // and stop, which ends the watchdog should the exec fail.
-func watchHandover(f *os.File, ho *handoverFile, keep []int) (int, func(), error) {
+func watchHandover(f *os.File, ho *File, keep []int) (int, func(), error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return -1, nil, err
@@ -101,11 +101,11 @@ func startWatch(keep []int, watch, handover int) (int, error) {
 		Sys: &syscall.SysProcAttr{Setsid: true}}) // signals to the daemon's group do not reach it
 }
 
-// serving tells the watchdog of the handover ho that this code serves,
+// Serving tells the watchdog of the handover ho that this code serves,
 // and calls settled when it has ended: this code then keeps the sessions.
 // standDown ends a watchdog still watching, for a daemon that ends as
 // asked (agentd stop, idle) and must not be taken for one that died.
-func serving(ho *handoverFile, settled func()) (standDown func()) {
+func Serving(ho *File, settled func()) (standDown func()) {
 	if ho.WatchPid <= 0 || ho.WatchPid == os.Getpid() {
 		return func() {} // no watchdog, or this process is the one that recovered
 	}
@@ -144,10 +144,10 @@ func selfBinary() string {
 	return self
 }
 
-// cmdHandoverWatch is the watchdog: it watches its parent, the daemon,
+// Watch is the watchdog: it watches its parent, the daemon,
 // until probation has passed since the new code said it serves, and
 // takes the sessions back if the daemon's process goes first.
-func cmdHandoverWatch(args []string, stderr io.Writer) int {
+func Watch(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("agentd handover-watch", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	parent := fs.Int("parent", 0, "the daemon's pid")
@@ -181,7 +181,7 @@ func cmdHandoverWatch(args []string, stderr io.Writer) int {
 		default:
 		}
 		if time.Now().After(until) {
-			return exitOK
+			return 0
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -193,7 +193,7 @@ func cmdHandoverWatch(args []string, stderr io.Writer) int {
 // process becomes the code before, serving the handover it holds.
 func recoverSessions(fd, parent int, log *slog.Logger) int {
 	f := os.NewFile(uintptr(fd), "handover")
-	var ho handoverFile
+	var ho File
 	_, err := f.Seek(0, io.SeekStart)
 	if err == nil {
 		err = json.NewDecoder(f).Decode(&ho)

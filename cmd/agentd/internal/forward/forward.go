@@ -1,6 +1,16 @@
 //go:build unix
 
-package main
+// Package forward is `agentd --stdio` without --private: the editor's
+// sidecar, a thin pipe to the per-user daemon. It says hello (its version,
+// folder and environment, which the sessions it spawns run in), then moves
+// bytes both ways unchanged, reading the editor's frame headers only to
+// notice its exit. When stdin closes it exits and the sessions live on;
+// when the daemon goes away it exits with an error, and the editor, which
+// knows which sessions it saw, says which ended.
+//
+// Over ssh to another host's agentd it only moves bytes (host.go). It
+// carries none of the daemon's code.
+package forward
 
 import (
 	"bufio"
@@ -21,19 +31,12 @@ import (
 
 	"github.com/agentd/agentd/cmd/agentd/internal/buildinfo"
 	"github.com/agentd/agentd/cmd/agentd/internal/daemonlink"
+	"github.com/agentd/agentd/cmd/agentd/internal/upgrade"
 	"github.com/agentd/agentd/rpc/client"
 	"github.com/agentd/agentd/rpc/protocol"
 )
 
-// The forwarder is `agentd --stdio` without --private: the editor's
-// sidecar, a thin pipe to the per-user daemon. It says hello (its version,
-// folder and environment, which the sessions it spawns run in), then moves
-// bytes both ways unchanged, reading the editor's frame headers only to
-// notice its exit. When stdin closes it exits and the sessions live on;
-// when the daemon goes away it exits with an error, and the editor, which
-// knows which sessions it saw, says which ended.
-
-type forwardOptions struct {
+type options struct {
 	socket  string
 	flags   *daemonlink.ServerFlags
 	idle    time.Duration
@@ -44,7 +47,7 @@ type forwardOptions struct {
 // daemon before the hello is answered.
 const helloID = "agentd-forwarder-hello"
 
-func forward(o forwardOptions, stdin io.Reader, stdout, stderr io.Writer) int {
+func toDaemon(o options, stdin io.Reader, stdout, stderr io.Writer) int {
 	log, closeLog := daemonlink.OpenLog(o.flags.LogPath, o.flags.Verbose, false, stderr)
 	defer closeLog()
 	path, err := daemonlink.SocketPath(o.socket)
@@ -74,12 +77,12 @@ func forward(o forwardOptions, stdin io.Reader, stdout, stderr io.Writer) int {
 		log.Error("forwarder: hello", "socket", path, "err", err)
 		return refuseEditor(stdin, stdout, stderr, err)
 	}
-	if wantsUpgrade(hello.Daemon) {
+	if upgrade.Wanted(hello.Daemon) {
 		// An older daemon: hand its sessions to this code first, then
 		// forward to it. The editor has sent nothing yet that was passed on.
 		nc.Close()
 		var note strings.Builder
-		autoUpgrade(path, hello.Daemon, &note)
+		upgrade.Auto(path, hello.Daemon, &note)
 		log.Info("forwarder: " + strings.TrimSpace(note.String()))
 		if nc, err = daemonlink.Dial(path); err == nil {
 			defer nc.Close()

@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package forward
 
 import (
 	"bytes"
@@ -25,7 +25,7 @@ import (
 // answer them if ssh ends before the other side speaks.
 const firstWordsMax = 1 << 20
 
-func forwardHost(name string, start bool, stdin io.Reader, stdout, stderr io.Writer) int {
+func toHost(name string, start bool, stdin io.Reader, stdout, stderr io.Writer) int {
 	list, err := daemonlink.ConfiguredHosts()
 	if err != nil {
 		return refuseEditor(stdin, stdout, stderr, err)

@@ -1,6 +1,10 @@
 //go:build unix
 
-package main
+// Package report is what a program inside a session runs to tell agentd
+// what it does: agentd's Claude Code hooks (agentd report) and any
+// program (agentd signal), through the report socket agentd gave the
+// session.
+package report
 
 import (
 	"bufio"
@@ -14,11 +18,11 @@ import (
 	"github.com/agentd/agentd/sessions"
 )
 
-// cmdReport is what agentd's Claude Code hooks run: it passes the hook's
+// Hook is what agentd's Claude Code hooks run: it passes the hook's
 // JSON (stdin) to the agentd that started the session. It always exits 0
 // and prints nothing on stdout, so a hook can never block or confuse the
 // agent; problems go to stderr.
-func cmdReport(args []string, stdin io.Reader, stderr io.Writer) int {
+func Hook(args []string, stdin io.Reader, stderr io.Writer) int {
 	if len(args) != 1 {
 		fmt.Fprintln(stderr, "usage: agentd report <hook event>   (hook JSON on stdin)")
 		return 0
@@ -37,8 +41,8 @@ func cmdReport(args []string, stdin io.Reader, stderr io.Writer) int {
 	return 0
 }
 
-// cmdSignal lets any program inside a session say what it is doing.
-func cmdSignal(args []string, stderr io.Writer) int {
+// Signal lets any program inside a session say what it is doing.
+func Signal(args []string, stderr io.Writer) int {
 	if len(args) != 1 {
 		fmt.Fprintln(stderr, "usage: agentd signal working|needs-input|turn-ended|done")
 		return 2

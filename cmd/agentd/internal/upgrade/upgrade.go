@@ -1,6 +1,10 @@
 //go:build unix
 
-package main
+// Package upgrade is the client's side of a handover: agentd upgrade
+// asks the daemon for one, and the CLI and the forwarder ask on their
+// own when they find the daemon older than themselves. The daemon's side
+// is package handover below; this one carries none of the daemon's code.
+package upgrade
 
 import (
 	"context"
@@ -19,38 +23,12 @@ import (
 	"github.com/agentd/agentd/rpc/protocol"
 )
 
-// The client's side of a handover (handover.go has the daemon's): agentd
-// upgrade asks for one; the CLI and the forwarder ask on their own when
-// they find the daemon older than themselves.
-
-// envAutoUpgrade=0 keeps the CLI and the forwarder from upgrading an older
+// EnvAuto=0 keeps the CLI and the forwarder from upgrading an older
 // daemon on their own.
-const envAutoUpgrade = "AGENTD_AUTO_UPGRADE"
+const EnvAuto = "AGENTD_AUTO_UPGRADE"
 
-func cmdUpgrade(args []string, stdout, stderr io.Writer) int {
-	fs, socket := newFlags("upgrade", stderr)
-	binary := fs.String("binary", "", "the agentd to hand the sessions to (default: this one)")
-	if _, err := parseArgs(fs, args); err != nil {
-		return exitUsage
-	}
-	path, err := daemonlink.SocketPath(*socket)
-	if err != nil {
-		return fail(stderr, "upgrade", err)
-	}
-	target, err := upgradeBinary(*binary)
-	if err != nil {
-		return fail(stderr, "upgrade", err)
-	}
-	out, err := requestUpgrade(path, target, false)
-	if err != nil {
-		return fail(stderr, "upgrade", err)
-	}
-	fmt.Fprintln(stdout, out)
-	return exitOK
-}
-
-// upgradeBinary is the binary to hand over to: the flag, else this one.
-func upgradeBinary(flagValue string) (string, error) {
+// Binary is the binary to hand over to: the flag, else this one.
+func Binary(flagValue string) (string, error) {
 	p := flagValue
 	if p == "" {
 		self, err := os.Executable()
@@ -70,14 +48,14 @@ func upgradeBinary(flagValue string) (string, error) {
 	return real, err
 }
 
-// upgradeOutcome is a handover that happened.
-type upgradeOutcome struct {
+// Outcome is a handover that happened.
+type Outcome struct {
 	before, after protocol.Daemon
 	sessions      int
 	took          time.Duration
 }
 
-func (o upgradeOutcome) String() string {
+func (o Outcome) String() string {
 	s := fmt.Sprintf("agentd daemon (pid %d) upgraded from %s to %s in %d ms (its sessions paused for %d ms); its %d session(s) run on",
 		o.after.Pid, o.before.Version, o.after.Version, o.took.Milliseconds(), o.after.LastUpgrade.PausedMs, o.sessions)
 	if w := orderWarning(o.before.Version, o.after.Version); w != "" {
@@ -99,40 +77,40 @@ func orderWarning(from, to string) string {
 	return ""
 }
 
-// upgradeAnswerLimit bounds the wait for the daemon's answer to an
-// upgrade: it runs the new binary twice (each within checkLimit) before it
+// answerLimit bounds the wait for the daemon's answer to an
+// upgrade: it runs the new binary twice (each within handover's checkLimit) before it
 // hands over or says why not.
-const upgradeAnswerLimit = 2 * time.Minute
+const answerLimit = 2 * time.Minute
 
-// requestUpgrade asks the daemon at socket to hand over to binary, and
+// Request asks the daemon at socket to hand over to binary, and
 // waits until it answers again as the new code. Success is what the
 // daemon says after: a new last upgrade, without an error, to the version
 // it now runs; anything else is an error saying what happened.
-func requestUpgrade(socket, binary string, auto bool) (upgradeOutcome, error) {
+func Request(socket, binary string, auto bool) (Outcome, error) {
 	start := time.Now()
 	c, err := daemonlink.Hello(socket)
 	if daemonlink.CanStart(err) {
-		return upgradeOutcome{}, fmt.Errorf("no daemon runs at %s, so there is nothing to upgrade: the next agentd command starts one of its own build", socket)
+		return Outcome{}, fmt.Errorf("no daemon runs at %s, so there is nothing to upgrade: the next agentd command starts one of its own build", socket)
 	} else if err != nil {
-		return upgradeOutcome{}, err
+		return Outcome{}, err
 	}
 	before := c.Hello.Daemon
 	var list protocol.ListResult
 	_ = c.Call(context.Background(), protocol.MethodList, nil, &list)
-	ctx, cancel := context.WithTimeout(context.Background(), upgradeAnswerLimit)
+	ctx, cancel := context.WithTimeout(context.Background(), answerLimit)
 	err = c.Call(ctx, protocol.MethodUpgrade, protocol.UpgradeParams{Binary: binary, Auto: auto}, nil)
 	cancel()
 	c.Close()
 	var rpcErr *jsonrpc2.Error
 	switch {
 	case errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc2.CodeMethodNotFound:
-		return upgradeOutcome{}, fmt.Errorf("the daemon (pid %d) runs %s, too old to hand over its sessions: `agentd stop` it (its sessions end; `agentd ls` lists them first) and the next agentd command starts this one", before.Pid, before.Version)
+		return Outcome{}, fmt.Errorf("the daemon (pid %d) runs %s, too old to hand over its sessions: `agentd stop` it (its sessions end; `agentd ls` lists them first) and the next agentd command starts this one", before.Pid, before.Version)
 	case errors.As(err, &rpcErr):
-		return upgradeOutcome{}, errors.New(rpcErr.Message)
+		return Outcome{}, errors.New(rpcErr.Message)
 	case err == nil:
-		return upgradeOutcome{}, errors.New("the daemon answered the upgrade without handing over")
+		return Outcome{}, errors.New("the daemon answered the upgrade without handing over")
 	case errors.Is(err, context.DeadlineExceeded):
-		return upgradeOutcome{}, fmt.Errorf("the daemon (pid %d, %s) gave no answer to the upgrade within %s; `agentd version --daemon` shows what it runs", before.Pid, before.Version, upgradeAnswerLimit)
+		return Outcome{}, fmt.Errorf("the daemon (pid %d, %s) gave no answer to the upgrade within %s; `agentd version --daemon` shows what it runs", before.Pid, before.Version, answerLimit)
 	}
 	// The connection closed: the daemon's process is becoming the new code.
 	// The socket stays open across it, so the next hello waits for it.
@@ -146,12 +124,12 @@ func requestUpgrade(socket, binary string, auto bool) (upgradeOutcome, error) {
 			break
 		}
 		if time.Now().After(deadline) {
-			return upgradeOutcome{}, fmt.Errorf("the daemon did not answer after the handover: %w", err)
+			return Outcome{}, fmt.Errorf("the daemon did not answer after the handover: %w", err)
 		}
 		time.Sleep(20 * time.Millisecond) // a connection the old code took as it went
 	}
 	// The new code serves, and the code before watches it a moment more,
-	// taking the sessions back should it die (handover_watch.go): the
+	// taking the sessions back should it die (handover/watch.go): the
 	// upgrade is not over until that is.
 	for after.Pid == before.Pid && after.LastUpgrade != nil && after.LastUpgrade.Settling && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
@@ -159,13 +137,13 @@ func requestUpgrade(socket, binary string, auto bool) (upgradeOutcome, error) {
 		if daemonlink.CanStart(err) {
 			// The socket is gone: stopped, not died (a watchdog keeps the
 			// socket of a daemon that died).
-			return upgradeOutcome{}, fmt.Errorf("the daemon (pid %d) took over as %s, then ended (agentd stop?); no daemon runs now", after.Pid, after.Version)
+			return Outcome{}, fmt.Errorf("the daemon (pid %d) took over as %s, then ended (agentd stop?); no daemon runs now", after.Pid, after.Version)
 		} else if err == nil {
 			after = c.Hello.Daemon
 			c.Close()
 		}
 	}
-	out := upgradeOutcome{before: before, after: after, sessions: len(list.Sessions), took: time.Since(start)}
+	out := Outcome{before: before, after: after, sessions: len(list.Sessions), took: time.Since(start)}
 	last := after.LastUpgrade
 	switch {
 	case after.Pid != before.Pid && after.Instance == before.Instance && last != nil && last.Error != "":
@@ -173,7 +151,7 @@ func requestUpgrade(socket, binary string, auto bool) (upgradeOutcome, error) {
 	case after.Pid != before.Pid:
 		return out, fmt.Errorf("a different daemon (pid %d, %s) answers now; the one upgraded was pid %d", after.Pid, after.Version, before.Pid)
 	case last != nil && last.Settling:
-		return out, fmt.Errorf("the daemon (pid %d) runs %s, but the code before it still watched it after %s", after.Pid, after.Version, upgradeAnswerLimit)
+		return out, fmt.Errorf("the daemon (pid %d) runs %s, but the code before it still watched it after %s", after.Pid, after.Version, answerLimit)
 	case last == nil || (before.LastUpgrade != nil && *last == *before.LastUpgrade):
 		return out, fmt.Errorf("the daemon (pid %d) closed the connection but did not hand over: it still runs %s", after.Pid, after.Version)
 	case last.Error != "":
@@ -184,22 +162,22 @@ func requestUpgrade(socket, binary string, auto bool) (upgradeOutcome, error) {
 	return out, nil
 }
 
-// wantsUpgrade says whether a client of this build should ask the daemon
+// Wanted says whether a client of this build should ask the daemon
 // d to hand over to it: d is older by version, speaks the same protocol,
 // and nobody turned it off.
-func wantsUpgrade(d protocol.Daemon) bool {
-	return os.Getenv(envAutoUpgrade) != "0" && !d.Private && d.ProtocolVersion == protocol.ProtocolVersion &&
+func Wanted(d protocol.Daemon) bool {
+	return os.Getenv(EnvAuto) != "0" && !d.Private && d.ProtocolVersion == protocol.ProtocolVersion &&
 		protocol.CompareVersions(buildinfo.Version, d.Version) > 0
 }
 
-// autoUpgrade upgrades the daemon at socket to this binary, telling
+// Auto upgrades the daemon at socket to this binary, telling
 // stderr what happened. A refusal is not an error: the older daemon
 // serves on.
-func autoUpgrade(socket string, d protocol.Daemon, stderr io.Writer) {
-	self, err := upgradeBinary("")
+func Auto(socket string, d protocol.Daemon, stderr io.Writer) {
+	self, err := Binary("")
 	if err == nil {
-		var out upgradeOutcome
-		if out, err = requestUpgrade(socket, self, true); err == nil {
+		var out Outcome
+		if out, err = Request(socket, self, true); err == nil {
 			fmt.Fprintf(stderr, "agentd: %s\n", out)
 			return
 		}

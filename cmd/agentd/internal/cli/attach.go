@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package cli
 
 import (
 	"bytes"
@@ -29,60 +29,63 @@ const leaveModes = "\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?1004l\x1b[
 // detachKeys maps a --detach-key name to the byte a terminal sends for it.
 var detachKeys = map[string]byte{`ctrl-\`: 0x1c, "ctrl-]": 0x1d, "ctrl-^": 0x1e, "ctrl-_": 0x1f, "ctrl-g": 0x07, "ctrl-q": 0x11}
 
-func cmdAttach(args []string, stdout, stderr io.Writer) int {
-	fs, socket := newFlags("attach", stderr)
-	host := hostFlag(fs)
+// Attach is `agentd attach`: a session's screen in this terminal.
+func Attach(args []string, stdout, stderr io.Writer) int {
+	fs, socket := Flags("attach", stderr)
+	host := HostFlag(fs)
 	key := fs.String("detach-key", `ctrl-\`, "the key that detaches, leaving the agent running: ctrl-\\, ctrl-], ctrl-^, ctrl-_, ctrl-g or ctrl-q")
-	pos, err := parseArgs(fs, args)
+	pos, err := ParseArgs(fs, args)
 	if err != nil {
-		return exitUsage
+		return ExitUsage
 	}
 	if len(pos) != 1 {
 		fmt.Fprintln(stderr, "usage: agentd attach SESSION [--detach-key ctrl-\\]")
-		return exitUsage
+		return ExitUsage
 	}
 	detach, ok := detachKeys[strings.ToLower(*key)]
 	if !ok {
 		fmt.Fprintf(stderr, "agentd attach: unknown detach key %q\n", *key)
-		return exitUsage
+		return ExitUsage
 	}
-	k, ref, err := dialRef(*socket, *host, pos[0], false, stderr)
+	k, ref, err := DialRef(*socket, *host, pos[0], false, stderr)
 	if err != nil {
-		return fail(stderr, "attach", err)
+		return Fail(stderr, "attach", err)
 	}
-	defer k.close()
-	s, err := k.find(ref)
+	defer k.Close()
+	s, err := k.Find(ref)
 	if err != nil {
-		return fail(stderr, "attach", err)
+		return Fail(stderr, "attach", err)
 	}
 	return k.attach(s, detach, *key, stdout, stderr)
 }
 
-func cmdRun(args []string, stdout, stderr io.Writer) int {
-	fs, socket := newFlags("run", stderr)
-	host := hostFlag(fs)
+// Run is `agentd run`: start a session in the daemon and attach to it
+// (a script, without a terminal, gets its id).
+func Run(args []string, stdout, stderr io.Writer) int {
+	fs, socket := Flags("run", stderr)
+	host := HostFlag(fs)
 	dir := fs.String("cwd", "", "the folder the agent runs in (default: this one; on another host, the login folder there)")
 	name := fs.String("name", "", "the session's name (default: the agent's)")
 	agent := fs.String("agent", "", "the agent's manifest (default: identified from ARGV)")
 	key := fs.String("detach-key", `ctrl-\`, "the key that detaches, leaving the agent running")
-	pos, err := parseArgs(fs, args)
+	pos, err := ParseArgs(fs, args)
 	if err != nil {
-		return exitUsage
+		return ExitUsage
 	}
 	if len(pos) == 0 {
 		fmt.Fprintln(stderr, "usage: agentd run [--name N] [--agent A] -- ARGV...")
-		return exitUsage
+		return ExitUsage
 	}
 	detach, ok := detachKeys[strings.ToLower(*key)]
 	if !ok {
 		fmt.Fprintf(stderr, "agentd run: unknown detach key %q\n", *key)
-		return exitUsage
+		return ExitUsage
 	}
 	k, err := dialHost(*socket, *host, true, stderr)
 	if err != nil {
-		return fail(stderr, "run", err)
+		return Fail(stderr, "run", err)
 	}
-	defer k.close()
+	defer k.Close()
 	cwd := *dir
 	if cwd == "" && k.host == "" {
 		// This folder means nothing on another machine: there the
@@ -97,31 +100,31 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	var s protocol.Session
-	if err := k.call(protocol.MethodSpawn, spawn, &s); err != nil {
-		return fail(stderr, "run", err)
+	if err := k.Call(protocol.MethodSpawn, spawn, &s); err != nil {
+		return Fail(stderr, "run", err)
 	}
 	if !tty {
 		// A script: say which session it is and leave it running.
 		fmt.Fprintln(stdout, s.SessionID)
-		return exitOK
+		return ExitOK
 	}
 	return k.attach(s, detach, *key, stdout, stderr)
 }
 
 // attach runs the terminal view of s until detach or the session's end.
-func (k *cli) attach(s protocol.Session, detach byte, keyName string, stdout, stderr io.Writer) int {
+func (k *Conn) attach(s protocol.Session, detach byte, keyName string, stdout, stderr io.Writer) int {
 	in := int(os.Stdin.Fd())
 	if !term.IsTerminal(in) {
 		fmt.Fprintln(stderr, "agentd attach: stdin is not a terminal")
-		return exitUsage
+		return ExitUsage
 	}
 	if s.Exit != nil {
 		fmt.Fprintf(stderr, "agentd attach: %s has exited (%s)\n", s.SessionID, stateWords(s.State, s.Outcome, s.Exit))
-		return exitFailed
+		return ExitFailed
 	}
 	old, err := term.MakeRaw(in)
 	if err != nil {
-		return fail(stderr, "attach", err)
+		return Fail(stderr, "attach", err)
 	}
 	fmt.Fprint(stdout, "\x1b[?1049h")
 	restore := func() {
@@ -130,21 +133,21 @@ func (k *cli) attach(s protocol.Session, detach byte, keyName string, stdout, st
 	}
 	resize := func() {
 		if w, h, err := term.GetSize(int(os.Stdout.Fd())); err == nil {
-			_ = k.call(protocol.MethodResize, protocol.ResizeParams{SessionID: s.SessionID, Cols: w, Rows: h}, nil)
+			_ = k.Call(protocol.MethodResize, protocol.ResizeParams{SessionID: s.SessionID, Cols: w, Rows: h}, nil)
 		}
 	}
 	resize()
-	if err := k.call(protocol.MethodSubscribe, protocol.SubscribeParams{SessionID: s.SessionID, Output: true}, nil); err != nil {
+	if err := k.Call(protocol.MethodSubscribe, protocol.SubscribeParams{SessionID: s.SessionID, Output: true}, nil); err != nil {
 		restore()
-		return fail(stderr, "attach", err)
+		return Fail(stderr, "attach", err)
 	}
 	// The person is looking at it now: a finished turn is seen, for every
 	// client, as when an editor opens the session's terminal.
-	_ = k.call(protocol.MethodSeen, protocol.SessionRef{SessionID: s.SessionID}, nil)
+	_ = k.Call(protocol.MethodSeen, protocol.SessionRef{SessionID: s.SessionID}, nil)
 	// While attached the person is at this terminal: no desktop notices.
 	// Detaching ends the connection, and a client that has gone counts
 	// as unfocused.
-	_ = k.call(protocol.MethodFocus, protocol.FocusParams{Focused: true}, nil)
+	_ = k.Call(protocol.MethodFocus, protocol.FocusParams{Focused: true}, nil)
 
 	// The person's keys, read on their own goroutine.
 	keys := make(chan []byte)
@@ -189,7 +192,7 @@ func (k *cli) attach(s protocol.Session, detach byte, keyName string, stdout, st
 					}
 					fmt.Fprintf(stderr, "[agentd: %s (%s) ended: %s]\n", s.SessionID, s.Name, how)
 					if e.ExitCode < 0 {
-						return exitFailed
+						return ExitFailed
 					}
 					return e.ExitCode
 				}
@@ -202,7 +205,7 @@ func (k *cli) attach(s protocol.Session, detach byte, keyName string, stdout, st
 		case b, ok := <-keys:
 			if !ok {
 				restore()
-				return exitOK
+				return ExitOK
 			}
 			cut := bytes.IndexByte(b, detach)
 			if i := bytes.Index(b, kittyDetach); i >= 0 && (cut < 0 || i < cut) {
@@ -212,13 +215,13 @@ func (k *cli) attach(s protocol.Session, detach byte, keyName string, stdout, st
 				b = b[:cut]
 			}
 			if len(b) > 0 {
-				_ = k.call(protocol.MethodInput, protocol.InputParams{SessionID: s.SessionID, Data: string(b)}, nil)
+				_ = k.Call(protocol.MethodInput, protocol.InputParams{SessionID: s.SessionID, Data: string(b)}, nil)
 			}
 			if cut >= 0 {
-				_ = k.call(protocol.MethodSubscribe, protocol.SubscribeParams{SessionID: s.SessionID, Output: false}, nil)
+				_ = k.Call(protocol.MethodSubscribe, protocol.SubscribeParams{SessionID: s.SessionID, Output: false}, nil)
 				restore()
 				fmt.Fprintf(stderr, "[agentd: detached from %s (%s); it runs on: agentd attach %s]\n", s.SessionID, s.Name, s.SessionID)
-				return exitOK
+				return ExitOK
 			}
 		case <-k.c.Done():
 			// A handover closes every connection; the same daemon answers
@@ -227,18 +230,18 @@ func (k *cli) attach(s protocol.Session, detach byte, keyName string, stdout, st
 			if k.host != "" {
 				restore()
 				fmt.Fprintf(stderr, "[agentd: the connection to host %s ended; the session runs on there: agentd attach %s:%s]\n", k.host, k.host, s.SessionID)
-				return exitUsage
+				return ExitUsage
 			}
 			if err := k.reconnect(); err == nil {
 				fmt.Fprint(stdout, "\x1b[0m\x1b[H\x1b[2J")
 				resize()
-				if k.call(protocol.MethodSubscribe, protocol.SubscribeParams{SessionID: s.SessionID, Output: true}, nil) == nil {
+				if k.Call(protocol.MethodSubscribe, protocol.SubscribeParams{SessionID: s.SessionID, Output: true}, nil) == nil {
 					continue
 				}
 			}
 			restore()
 			fmt.Fprintln(stderr, "[agentd: the daemon closed the connection]")
-			return exitUsage
+			return ExitUsage
 		}
 	}
 }

@@ -1,34 +1,6 @@
 //go:build unix
 
-package main
-
-import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
-	"io/fs"
-	"log/slog"
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"sync"
-	"syscall"
-	"time"
-
-	"golang.org/x/sys/unix"
-
-	"github.com/agentd/agentd/cmd/agentd/internal/buildinfo"
-	"github.com/agentd/agentd/rpc"
-	"github.com/agentd/agentd/rpc/protocol"
-	"github.com/agentd/agentd/sessions"
-)
-
-// The daemon's side of agentd upgrade (docs/upgrade.md). The daemon
+// Package handover is the daemon's side of agentd upgrade (docs/upgrade.md). The daemon
 // re-executes itself as the new binary: the same process, so every agent
 // stays its child with the same pid, and the socket, its lock, the keeper's
 // pipe and each PTY pass across the exec as open descriptors, named in a
@@ -52,9 +24,38 @@ import (
 //   - a new binary that fails to take over after the exec executes the old
 //     one again with the same handover (--handover-error says why), so the
 //     sessions come back under the code they left.
+package handover
 
-// handoverFile is what passes across the exec, beside the descriptors.
-type handoverFile struct {
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/agentd/agentd/cmd/agentd/internal/buildinfo"
+	"github.com/agentd/agentd/cmd/agentd/internal/keeper"
+	"github.com/agentd/agentd/cmd/agentd/internal/rules"
+	"github.com/agentd/agentd/rpc"
+	"github.com/agentd/agentd/rpc/protocol"
+	"github.com/agentd/agentd/sessions"
+)
+
+// File is what passes across the exec, beside the descriptors.
+type File struct {
 	Format      int    `json:"format"`
 	FromVersion string `json:"fromVersion"`
 	FromBinary  string `json:"fromBinary"`
@@ -69,7 +70,7 @@ type handoverFile struct {
 	Lock      int `json:"lock"`
 	Keeper    int `json:"keeper"` // -1: none
 	KeeperPid int `json:"keeperPid"`
-	// The watchdog (handover_watch.go), when WatchPid is set: Watch is the
+	// The watchdog (watch.go), when WatchPid is set: Watch is the
 	// pipe the new code tells it "serving" on.
 	WatchPid int `json:"watchPid,omitempty"`
 	Watch    int `json:"watch,omitempty"`
@@ -78,13 +79,13 @@ type handoverFile struct {
 	Server rpc.ServerSnapshot `json:"server"`
 }
 
-// daemonFiles are the descriptors a daemon holds for its whole life.
-type daemonFiles struct {
-	ln     *net.UnixListener
-	handed *os.File // after a handover: the descriptor ln was made from
-	lock   *os.File
-	keeper *keeperPipe
-	args   []string // the serve flags, without --resume-fd and --handover-error
+// DaemonFiles are the descriptors a daemon holds for its whole life.
+type DaemonFiles struct {
+	Ln     *net.UnixListener
+	Handed *os.File // after a handover: the descriptor Ln was made from
+	Lock   *os.File
+	Keeper *keeper.Pipe
+	Args   []string // the serve flags, without --resume-fd and --handover-error
 }
 
 // newBinary is a candidate for taking over, as checked.
@@ -146,9 +147,9 @@ func checkNewBinary(path string, auto bool) (newBinary, error) {
 	return nb, nil
 }
 
-// upgradeTo hands the daemon's sessions to the binary p names. It returns
+// Upgrade hands the daemon's sessions to the binary p names. It returns
 // only when the handover did not happen; every session then runs on.
-func upgradeTo(srv *rpc.Server, files *daemonFiles, log *slog.Logger, p protocol.UpgradeParams) error {
+func Upgrade(srv *rpc.Server, files *DaemonFiles, log *slog.Logger, p protocol.UpgradeParams) error {
 	if !upgrading.TryLock() {
 		return errors.New("another upgrade is under way")
 	}
@@ -190,21 +191,21 @@ var upgrading sync.Mutex
 const checkLimit = 15 * time.Second
 
 // newHandover describes the frozen sessions snap for the new binary.
-func newHandover(files *daemonFiles, nb newBinary, snap rpc.ServerSnapshot, frozen time.Time) handoverFile {
+func newHandover(files *DaemonFiles, nb newBinary, snap rpc.ServerSnapshot, frozen time.Time) File {
 	self, _ := os.Executable()
-	ho := handoverFile{Format: buildinfo.HandoverFormat, FromVersion: buildinfo.Version, FromBinary: self, ToVersion: nb.info.Version,
-		At: frozen.UTC().Format(time.RFC3339Nano), Listener: rawFD(files.ln), Lock: int(files.lock.Fd()),
-		Keeper: -1, Args: files.args, Server: snap}
-	if files.keeper != nil {
-		ho.Keeper, ho.KeeperPid = files.keeper.fd(), files.keeper.pid
+	ho := File{Format: buildinfo.HandoverFormat, FromVersion: buildinfo.Version, FromBinary: self, ToVersion: nb.info.Version,
+		At: frozen.UTC().Format(time.RFC3339Nano), Listener: rawFD(files.Ln), Lock: int(files.Lock.Fd()),
+		Keeper: -1, Args: files.Args, Server: snap}
+	if files.Keeper != nil {
+		ho.Keeper, ho.KeeperPid = rawFD(files.Keeper.File()), files.Keeper.Pid()
 	}
 	return ho
 }
 
 // checkAdopts has the new binary read ho and say it can adopt it, while
 // the sessions run on.
-func checkAdopts(files *daemonFiles, nb newBinary, ho *handoverFile) error {
-	f, err := writeHandover(filepath.Dir(files.ln.Addr().String()), ho)
+func checkAdopts(files *DaemonFiles, nb newBinary, ho *File) error {
+	f, err := writeHandover(filepath.Dir(files.Ln.Addr().String()), ho)
 	if err != nil {
 		return err
 	}
@@ -214,12 +215,12 @@ func checkAdopts(files *daemonFiles, nb newBinary, ho *handoverFile) error {
 
 // handOver executes the new binary with ho, the sessions frozen since
 // frozen. It returns only when the exec failed.
-func handOver(files *daemonFiles, log *slog.Logger, nb newBinary, ho *handoverFile, frozen time.Time) error {
+func handOver(files *DaemonFiles, log *slog.Logger, nb newBinary, ho *File, frozen time.Time) error {
 	if img, err := os.Open("/proc/self/exe"); err == nil {
 		defer img.Close()
 		ho.FromImage = int(img.Fd())
 	}
-	f, err := writeHandover(filepath.Dir(files.ln.Addr().String()), ho)
+	f, err := writeHandover(filepath.Dir(files.Ln.Addr().String()), ho)
 	if err != nil {
 		return err
 	}
@@ -229,7 +230,7 @@ func handOver(files *daemonFiles, log *slog.Logger, nb newBinary, ho *handoverFi
 	if err != nil {
 		return err
 	}
-	argv := append([]string{nb.path, "serve"}, files.args...)
+	argv := append([]string{nb.path, "serve"}, files.Args...)
 	argv = append(argv, "--resume-fd", strconv.Itoa(int(f.Fd())))
 	log.Info("handing over", "to", nb.path, "version", nb.info.Version, "sessions", len(ho.Server.Sessions.Sessions),
 		"watchdog", ho.WatchPid, "frozen_for", time.Since(frozen).String())
@@ -255,7 +256,7 @@ func execKeeping(path string, argv []string, fds []int) error {
 
 // writeHandover writes ho to a file nobody else can open (made and
 // unlinked at once in the daemon's private folder), read from its start.
-func writeHandover(dir string, ho *handoverFile) (*os.File, error) {
+func writeHandover(dir string, ho *File) (*os.File, error) {
 	f, err := os.CreateTemp(dir, "handover-*.json")
 	if err != nil {
 		return nil, err
@@ -315,10 +316,10 @@ func runBounded(cmd *exec.Cmd, limit time.Duration) error {
 	}
 }
 
-// cmdHandoverCheck is `agentd serve --handover-check`: read a handover on
+// Check is `agentd serve --handover-check`: read a handover on
 // stdin and say "ok" when this binary can adopt it.
-func cmdHandoverCheck(stdin io.Reader, stdout, stderr io.Writer) int {
-	var ho handoverFile
+func Check(stdin io.Reader, stdout, stderr io.Writer) int {
+	var ho File
 	if err := json.NewDecoder(stdin).Decode(&ho); err != nil {
 		fmt.Fprintf(stderr, "the handover does not read: %v\n", err)
 		return 1
@@ -328,28 +329,28 @@ func cmdHandoverCheck(stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintln(stdout, "ok")
-	return exitOK
+	return 0
 }
 
-func checkHandover(ho *handoverFile) error {
+func checkHandover(ho *File) error {
 	if ho.Format < 1 || ho.Format > buildinfo.HandoverFormat {
 		return fmt.Errorf("handover format %d: this agentd reads 1 to %d", ho.Format, buildinfo.HandoverFormat)
 	}
 	if ho.Server.Sessions == nil {
 		return errors.New("the handover carries no sessions")
 	}
-	rules, _ := loadRules()
+	rules, _ := rules.Load()
 	return sessions.CheckSnapshot(rules, ho.Server.Sessions)
 }
 
-// readHandover reads the handover file the daemon before passed on fd.
-func readHandover(fd int) (*handoverFile, *os.File, error) {
+// Read reads the handover file the daemon before passed on fd.
+func Read(fd int) (*File, *os.File, error) {
 	f := os.NewFile(uintptr(fd), "handover")
 	if f == nil {
 		return nil, nil, fmt.Errorf("--resume-fd %d is not open", fd)
 	}
 	syscall.CloseOnExec(fd)
-	var ho handoverFile
+	var ho File
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return nil, f, err
 	}
@@ -365,11 +366,11 @@ func readHandover(fd int) (*handoverFile, *os.File, error) {
 	return &ho, f, checkHandover(&ho)
 }
 
-// handBack is what a new binary does when it cannot take over after the
+// HandBack is what a new binary does when it cannot take over after the
 // exec: it executes the binary it came from with the same handover, and
 // that one's daemon says why in lastUpgrade. Only when that fails too do
 // the sessions end (the keeper ends them as this process exits).
-func handBack(ho *handoverFile, f *os.File, why error, log *slog.Logger) error {
+func HandBack(ho *File, f *os.File, why error, log *slog.Logger) error {
 	log.Error("cannot take over; handing the sessions back", "to", ho.FromBinary, "err", why)
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return err
@@ -389,7 +390,7 @@ func handBack(ho *handoverFile, f *os.File, why error, log *slog.Logger) error {
 
 // handoverFDs are the descriptors the handover ho names, with the
 // handover file's own, fd: what must stay open across an exec.
-func handoverFDs(ho *handoverFile, fd int) []int {
+func handoverFDs(ho *File, fd int) []int {
 	keep := []int{ho.Listener, ho.Lock, fd}
 	if ho.FromImage > 0 {
 		keep = append(keep, ho.FromImage)
@@ -406,7 +407,7 @@ func handoverFDs(ho *handoverFile, fd int) []int {
 }
 
 // rewriteHandover writes ho to f again, from its start.
-func rewriteHandover(f *os.File, ho *handoverFile) error {
+func rewriteHandover(f *os.File, ho *File) error {
 	if err := f.Truncate(0); err != nil {
 		return err
 	}
@@ -442,4 +443,44 @@ func tail(s string) string {
 		s = "…" + s[len(s)-400:]
 	}
 	return ": " + s
+}
+
+// Adopt adopts the handover's sessions; a panic in that is an
+// error, so the sessions can still be handed back.
+func Adopt(srv *rpc.Server, snap rpc.ServerSnapshot, rec protocol.UpgradeRecord) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("internal error while adopting the sessions: %v", p)
+		}
+	}()
+	if e := os.Getenv(EnvFault); e != "" && rec.Error == "" {
+		return fmt.Errorf("%s=%s: a fault asked for by a test", EnvFault, e)
+	}
+	return srv.Adopt(snap, rec)
+}
+
+// EnvFault, for tests of the hand-back only, makes the new code
+// fail to adopt the sessions after the exec.
+const EnvFault = "AGENTD_TEST_HANDOVER_FAULT"
+
+// Listener is the socket the daemon before listened on. The
+// descriptor itself stays open (net.FileListener serves a copy): should
+// this code hand the sessions back, it passes that number on.
+//
+// The file is returned to be kept: its finalizer would close the
+// descriptor.
+func Listener(fd int) (*net.UnixListener, *os.File, error) {
+	syscall.CloseOnExec(fd)
+	f := os.NewFile(uintptr(fd), "listener")
+	l, err := net.FileListener(f)
+	if err != nil {
+		return nil, f, fmt.Errorf("the socket's descriptor %d: %w", fd, err)
+	}
+	ul, ok := l.(*net.UnixListener)
+	if !ok {
+		l.Close()
+		return nil, f, fmt.Errorf("descriptor %d is not a unix socket", fd)
+	}
+	ul.SetUnlinkOnClose(false) // the path is removed by serve's own defer
+	return ul, f, nil
 }

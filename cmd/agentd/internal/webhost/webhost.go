@@ -1,6 +1,8 @@
 //go:build unix
 
-package main
+// Package webhost is `agentd web`: it hosts the web page's server
+// (editors/web) on a listener of its own, connected to the daemon.
+package webhost
 
 import (
 	"context"
@@ -22,6 +24,7 @@ import (
 	qrcode "github.com/skip2/go-qrcode"
 
 	"github.com/agentd/agentd/cmd/agentd/internal/buildinfo"
+	"github.com/agentd/agentd/cmd/agentd/internal/cli"
 	"github.com/agentd/agentd/cmd/agentd/internal/daemonlink"
 	"github.com/agentd/agentd/editors/web"
 	"github.com/agentd/agentd/rpc/client"
@@ -38,11 +41,11 @@ func webTokenPath() string {
 	return filepath.Join(xdg.ConfigHome, "agentd", "web-token")
 }
 
-// cmdWeb serves the web page: a client of the daemon like the CLI, so it
+// Run serves the web page: a client of the daemon like the CLI, so it
 // costs the daemon nothing unless it runs. Off loopback it needs TLS or
 // the person's word that the network is theirs (docs/web.md).
-func cmdWeb(args []string, stdout, stderr io.Writer) int {
-	fs, socket := newFlags("web", stderr)
+func Run(args []string, stdout, stderr io.Writer) int {
+	fs, socket := cli.Flags("web", stderr)
 	listen := fs.String("listen", "127.0.0.1:7433", "address to listen on (host:port); loopback unless TLS or --trusted-network")
 	showQR := fs.Bool("qr", false, "also print the link as a QR code")
 	rotate := fs.Bool("rotate", false, "make a new access token (every link and cookie made before stops working), then exit")
@@ -52,53 +55,53 @@ func cmdWeb(args []string, stdout, stderr io.Writer) int {
 	trusted := fs.Bool("trusted-network", false, "allow plain http off loopback: only on a network that is yours alone")
 	hosts := fs.String("host", "", "more host names the page answers to, comma-separated (e.g. the name tailscale serve uses)")
 	allHosts := fs.Bool("hosts", false, "show the sessions of every host in config.toml's [[hosts]] beside this machine's, each over one ssh connection (docs/hosts.md)")
-	if _, err := parseArgs(fs, args); err != nil {
-		return exitUsage
+	if _, err := cli.ParseArgs(fs, args); err != nil {
+		return cli.ExitUsage
 	}
 	tokenPath := webTokenPath()
 	if *rotate {
 		if err := web.Rotate(tokenPath); err != nil {
-			return fail(stderr, "web", err)
+			return cli.Fail(stderr, "web", err)
 		}
 		fmt.Fprintf(stdout, "agentd web: new token in %s; every link and cookie made before no longer works (a running agentd web uses the new one at once)\n", tokenPath)
-		return exitOK
+		return cli.ExitOK
 	}
 	useTLS := *certFile != "" || *keyFile != ""
 	if useTLS && (*certFile == "" || *keyFile == "") {
 		fmt.Fprintln(stderr, "agentd web: --tls-cert and --tls-key go together")
-		return exitUsage
+		return cli.ExitUsage
 	}
 	if err := checkListen(*listen, useTLS, *trusted); err != nil {
 		fmt.Fprintln(stderr, "agentd web:", err)
-		return exitUsage
+		return cli.ExitUsage
 	}
 	var tlsConf *tls.Config
 	if useTLS {
 		cert, err := tls.LoadX509KeyPair(*certFile, *keyFile)
 		if err != nil {
-			return fail(stderr, "web", fmt.Errorf("--tls-cert/--tls-key: %w", err))
+			return cli.Fail(stderr, "web", fmt.Errorf("--tls-cert/--tls-key: %w", err))
 		}
 		tlsConf = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
 	tokens, err := web.NewTokens(tokenPath)
 	if err != nil {
-		return fail(stderr, "web", err)
+		return cli.Fail(stderr, "web", err)
 	}
 	path, err := daemonlink.SocketPath(*socket)
 	if err != nil {
-		return fail(stderr, "web", err)
+		return cli.Fail(stderr, "web", err)
 	}
 	var machines []web.Machine
 	if *allHosts {
 		list, err := daemonlink.ConfiguredHosts()
 		if err != nil {
-			return fail(stderr, "web", err)
+			return cli.Fail(stderr, "web", err)
 		}
 		machines = webMachines(path, list)
 	}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
-		return fail(stderr, "web", err)
+		return cli.Fail(stderr, "web", err)
 	}
 	defer ln.Close()
 	addr := ln.Addr().(*net.TCPAddr)
@@ -122,7 +125,7 @@ func cmdWeb(args []string, stdout, stderr io.Writer) int {
 	named := strings.TrimSpace(hostList[0]) != ""
 	link, err := newLink(baseURL(useTLS, addr, hostList))
 	if err != nil {
-		return fail(stderr, "web", err)
+		return cli.Fail(stderr, "web", err)
 	}
 	fmt.Fprintf(stdout, "agentd web: serving on %s\n", ln.Addr())
 	var others []string // more addresses another device may use
@@ -134,7 +137,7 @@ func cmdWeb(args []string, stdout, stderr io.Writer) int {
 		}
 		if !named && len(others) > 0 {
 			if link, err = newLink(others[0]); err != nil {
-				return fail(stderr, "web", err)
+				return cli.Fail(stderr, "web", err)
 			}
 			others = others[1:]
 		}
@@ -145,14 +148,14 @@ func cmdWeb(args []string, stdout, stderr io.Writer) int {
 		// link is another device's: this machine's own is printed above.
 		local, err := newLink(baseURL(useTLS, addr, nil))
 		if err != nil {
-			return fail(stderr, "web", err)
+			return cli.Fail(stderr, "web", err)
 		}
 		fmt.Fprintf(stdout, "agentd web: on this machine: %s\n", local)
 	}
 	for _, o := range others {
 		l, err := newLink(o)
 		if err != nil {
-			return fail(stderr, "web", err)
+			return cli.Fail(stderr, "web", err)
 		}
 		fmt.Fprintf(stdout, "agentd web: from another device: %s\n", l)
 	}
@@ -166,7 +169,7 @@ func cmdWeb(args []string, stdout, stderr io.Writer) int {
 	if *showQR {
 		q, err := qrcode.New(link, qrcode.Low)
 		if err != nil {
-			return fail(stderr, "web", err)
+			return cli.Fail(stderr, "web", err)
 		}
 		fmt.Fprint(stdout, q.ToSmallString(false))
 	}
@@ -187,9 +190,9 @@ func cmdWeb(args []string, stdout, stderr io.Writer) int {
 		err = hs.Serve(ln)
 	}
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fail(stderr, "web", err)
+		return cli.Fail(stderr, "web", err)
 	}
-	return exitOK
+	return cli.ExitOK
 }
 
 // checkListen refuses plain http off loopback unless the person said the

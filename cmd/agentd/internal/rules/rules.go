@@ -1,6 +1,9 @@
 //go:build unix
 
-package main
+// Package rules loads the detection rules as agentd runs them: the
+// built-in manifests, with a person's own in $XDG_CONFIG_HOME/agentd/rules
+// replacing them.
+package rules
 
 import (
 	"os"
@@ -12,15 +15,15 @@ import (
 	"github.com/agentd/agentd/detect"
 )
 
-// rulesDir is where a person's manifests replace the built-in ones.
-func rulesDir() string {
+// Dir is where a person's manifests replace the built-in ones.
+func Dir() string {
 	return filepath.Join(xdg.ConfigHome, "agentd", "rules")
 }
 
-// loadRules reads the user's manifest overrides and builds the rule set.
+// Load reads the user's manifest overrides and builds the rule set.
 // Problems are warnings: the built-in manifests always work.
-func loadRules() (*detect.Set, []error) {
-	dir := rulesDir()
+func Load() (*detect.Set, []error) {
+	dir := Dir()
 	overrides := map[string][]byte{}
 	var warnings []error
 	entries, err := os.ReadDir(dir)

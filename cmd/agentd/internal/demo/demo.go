@@ -1,6 +1,8 @@
 //go:build unix
 
-package main
+// Package demo is `agentd demo`: agentd's whole idea in one command,
+// driven through `agentd --stdio` as an editor would drive it.
+package demo
 
 import (
 	"context"
@@ -24,13 +26,13 @@ import (
 	"github.com/agentd/agentd/rpc/protocol"
 )
 
-// cmdDemo shows agentd's whole idea in one command: it starts `agentd
+// Run shows agentd's whole idea in one command: it starts `agentd
 // --stdio` as an editor would (which starts a daemon of the demo's own),
 // hosts the demo agent in a PTY, prints every state agentd pushes, closes
 // the "editor" while the agent works and opens a new one that finds it
 // blocked, and answers the permission prompt with runtime_answer — after
 // showing that runtime_send is refused meanwhile.
-func cmdDemo(args []string, stdout, stderr io.Writer) int {
+func Run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	answer := fs.String("answer", "1", "which option to choose at the permission prompt (1 yes, 3 no)")
