@@ -77,8 +77,8 @@ func orderWarning(from, to string) string {
 	return ""
 }
 
-// answerLimit bounds the wait for the daemon's answer to an
-// upgrade: it runs the new binary twice (each within handover's checkLimit) before it
+// answerLimit bounds the wait for the daemon's answer to an upgrade: it
+// runs the new binary twice (each within handover's checkLimit) before it
 // hands over or says why not.
 const answerLimit = 2 * time.Minute
 
