@@ -9,6 +9,10 @@
 //	agentd ls|wait|answer|send|kill|attach|run|stop   the CLI, another client
 //	agentd classify [flags] FILE…  classify captured screens
 //	agentd explain [flags] FILE…   show how a screen was classified
+//
+// main only parses the command and hands it to the package under
+// internal/ that does it, so those packages can be tested without building
+// this binary.
 package main
 
 import (
