@@ -69,7 +69,7 @@ test:
 # minutes; downloads only Go modules. Runs on macOS as on Linux.
 test-unit:
 	$(GO) vet ./...
-	$(GO) test -count=1 ./detect/... ./sessions/... ./rpc/... ./acp/...
+	$(GO) test -count=1 ./detect/... ./sessions/... ./rpc/... ./acp/... ./cmd/agentd/internal/...
 
 # The whole suite with a CPU and I/O hog beside it (stress-ng --cpu 2
 # --io 1), as on a busy 2-core machine: for whoever changes timing-sensitive
@@ -97,24 +97,26 @@ unit:
 
 # Every other platform agentd claims (docs/platforms.md), cross-compiled
 # here: the binary, go vet of every package, and the test binaries of
-# sessions, rpc, rpc/notices and cmd/agentd. Windows must refuse with the
-# WSL message.
+# sessions, rpc, rpc/notices, cmd/agentd and the packages under it whose
+# code differs per OS (daemonlink's socket folder; daemon's listener, held
+# to the OS's socket path limit). Windows must refuse with the WSL message.
 CROSS ?= darwin/arm64 darwin/amd64 linux/arm64
 cross:
 	@set -e; for t in $(CROSS); do \
 	  echo "cross: $$t"; \
 	  GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) build -o /dev/null ./cmd/agentd; \
 	  GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) vet ./...; \
-	  for p in ./sessions ./rpc ./rpc/notices ./cmd/agentd; do GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) test -c -o /dev/null $$p; done; \
+	  for p in ./sessions ./rpc ./rpc/notices ./cmd/agentd ./cmd/agentd/internal/daemonlink ./cmd/agentd/internal/daemon; do GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) test -c -o /dev/null $$p; done; \
 	done
 	@echo "cross: windows/amd64 (must refuse)"; \
 	if out=$$(GOOS=windows GOARCH=amd64 $(GO) build -o /dev/null ./cmd/agentd 2>&1); then echo "cross: windows built"; exit 1; fi; \
 	echo "$$out" | grep -q 'on_Windows_run_it_inside_WSL' || { echo "$$out"; echo "cross: windows failed without the WSL message"; exit 1; }
 
 # What a Mac runs, run on Linux: AGENTD_PORTABLE=1 forces select(2) for
-# PTY readiness, a blocking wait for each child, the $$TMPDIR socket folder
-# and the polled wait for a daemon's end (docs/platforms.md). sessions and
-# rpc in full, and the demo agent; of cmd/agentd the daemon, forwarder,
+# PTY readiness, a blocking wait for each child and the $$TMPDIR socket
+# folder (docs/platforms.md). sessions,
+# rpc and cmd/agentd's packages in full (the socket folder and listener,
+# the demo agent); of cmd/agentd's end-to-end tests the daemon, forwarder,
 # keeper, CLI, fault and Claude Code tests (PORTABLE_AGENTS: the rows of
 # TestAgents, the real agents' end-to-end table, run too).
 PORTABLE_RUN ?= Upgrade|Daemon|Stdio|Forwarder|KilledAgentd|Fault|BadInput|Scripts|Attach|RunInTmux|ShellSession|ReportSocket|StopThenStart|ClaudeOutlives|ClaudeHooks

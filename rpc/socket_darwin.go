@@ -2,9 +2,6 @@ package rpc
 
 import "golang.org/x/sys/unix"
 
-// userRunDir: macOS has no per-user run folder; $TMPDIR is per user.
-func userRunDir(int) string { return "" }
-
 // peerCred reads the peer of a unix socket: its uid from LOCAL_PEERCRED
 // (what getpeereid reads) and its pid from LOCAL_PEERPID. Only a Mac runs
 // this.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/cmd/agentd/internal/cli"
 	"github.com/agentd/agentd/rpc/hosts/hoststest"
 )
 
@@ -177,7 +178,7 @@ func TestHostsOverSSH(t *testing.T) {
 		t.Fatalf("with b down, local and a: %+v", r.Hosts[:2])
 	}
 	t.Logf("ls --all with b down took %v", took.Round(time.Millisecond))
-	if out, errOut, code := d.cli("answer", "b:demo", "1", "--prompt", prompts["b"]); code != exitUsage || !strings.Contains(errOut, "host b") {
+	if out, errOut, code := d.cli("answer", "b:demo", "1", "--prompt", prompts["b"]); code != cli.ExitUsage || !strings.Contains(errOut, "host b") {
 		t.Fatalf("answering b:demo while b is down: exit %d\n%s%s; want a failure naming host b", code, out, errOut)
 	}
 

@@ -9,6 +9,10 @@
 //	agentd ls|wait|answer|send|kill|attach|run|stop   the CLI, another client
 //	agentd classify [flags] FILE…  classify captured screens
 //	agentd explain [flags] FILE…   show how a screen was classified
+//
+// main only parses the command and hands it to the package under
+// internal/ that does it, so those packages can be tested without building
+// this binary.
 package main
 
 import (
@@ -16,7 +20,16 @@ import (
 	"io"
 	"os"
 
+	"github.com/agentd/agentd/cmd/agentd/internal/cli"
+	"github.com/agentd/agentd/cmd/agentd/internal/daemon"
+	"github.com/agentd/agentd/cmd/agentd/internal/demo"
 	"github.com/agentd/agentd/cmd/agentd/internal/demoagent"
+	"github.com/agentd/agentd/cmd/agentd/internal/forward"
+	"github.com/agentd/agentd/cmd/agentd/internal/keeper"
+	"github.com/agentd/agentd/cmd/agentd/internal/report"
+	"github.com/agentd/agentd/cmd/agentd/internal/screens"
+	"github.com/agentd/agentd/cmd/agentd/internal/upgrade/handover"
+	"github.com/agentd/agentd/cmd/agentd/internal/webhost"
 )
 
 func main() {
@@ -28,60 +41,61 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		usage(stderr)
 		return 2
 	}
-	switch args[0] {
+	cmd, rest := args[0], args[1:]
+	switch cmd {
 	case "--stdio", "-stdio", "stdio":
-		return cmdStdio(args[1:], stdin, stdout, stderr)
+		return forward.Stdio(rest, stdin, stdout, stderr, daemon.Private)
 	case "serve":
-		return cmdServe(args[1:], stdin, stdout, stderr)
+		return daemon.Serve(rest, stdin, stdout, stderr)
 	case "stop":
-		return cmdStop(args[1:], stdout, stderr)
+		return cli.Stop(rest, stdout, stderr)
 	case "ls", "list":
-		return cmdLs(args[1:], stdout, stderr)
+		return cli.Ls(rest, stdout, stderr)
 	case "wait":
-		return cmdWait(args[1:], stdout, stderr)
+		return cli.Wait(rest, stdout, stderr)
 	case "answer":
-		return cmdAnswer(args[1:], stdout, stderr)
+		return cli.Answer(rest, stdout, stderr)
 	case "send":
-		return cmdSend(args[1:], stdout, stderr)
+		return cli.Send(rest, stdout, stderr)
 	case "kill":
-		return cmdKill(args[1:], stdout, stderr)
+		return cli.Kill(rest, stdout, stderr)
 	case "attach":
-		return cmdAttach(args[1:], stdout, stderr)
+		return cli.Attach(rest, stdout, stderr)
 	case "run":
-		return cmdRun(args[1:], stdout, stderr)
+		return cli.Run(rest, stdout, stderr)
 	case "upgrade":
-		return cmdUpgrade(args[1:], stdout, stderr)
+		return cli.Upgrade(rest, stdout, stderr)
 	case "web":
-		return cmdWeb(args[1:], stdout, stderr)
+		return webhost.Run(rest, stdout, stderr)
 	case "demo":
-		return cmdDemo(args[1:], stdout, stderr)
+		return demo.Run(rest, stdout, stderr)
 	case "demo-agent":
 		return demoagent.Run(os.Stdin, stdout)
 	case "keeper":
-		return cmdKeeper(stdin, stderr)
+		return keeper.Run(stdin, stderr)
 	case "handover-watch":
-		return cmdHandoverWatch(args[1:], stderr)
+		return handover.Watch(rest, stderr)
 	case "report":
-		return cmdReport(args[1:], stdin, stderr)
+		return report.Hook(rest, stdin, stderr)
 	case "signal":
-		return cmdSignal(args[1:], stderr)
+		return report.Signal(rest, stderr)
 	case "capture":
-		return cmdCapture(args[1:], stdout, stderr)
+		return screens.Capture(rest, stdout, stderr)
 	case "doctor":
-		return cmdDoctor(args[1:], stdout, stderr)
+		return screens.Doctor(rest, stdout, stderr)
 	case "hosts":
-		return cmdHosts(args[1:], stdout, stderr)
+		return cli.Hosts(rest, stdout, stderr)
 	case "classify":
-		return cmdClassify(args[1:], stdout, stderr, false)
+		return screens.Classify(rest, stdout, stderr, false)
 	case "explain":
-		return cmdClassify(args[1:], stdout, stderr, true)
+		return screens.Classify(rest, stdout, stderr, true)
 	case "version", "--version", "-version":
-		return cmdVersion(args[1:], stdout, stderr)
+		return cli.Version(rest, stdout, stderr)
 	case "help", "-h", "--help":
 		usage(stdout)
 		return 0
 	}
-	fmt.Fprintf(stderr, "agentd: unknown command %q\n", args[0])
+	fmt.Fprintf(stderr, "agentd: unknown command %q\n", cmd)
 	usage(stderr)
 	return 2
 }

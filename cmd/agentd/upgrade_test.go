@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/cmd/agentd/internal/upgrade/handover"
 	"github.com/agentd/agentd/fixtures/fakemodel"
 	"github.com/agentd/agentd/fixtures/lab"
 )
@@ -267,7 +268,7 @@ func TestUpgradeHandsBackWhenTheNewCodeFails(t *testing.T) {
 	binA := filepath.Join(t.TempDir(), "agentd")
 	copyFile(t, versionedBinary(t, "0.3.0"), binA, 0o755)
 	d := newDaemonEnv(t)
-	d.env = append(d.env, envHandoverFault+"=1") // the daemon's, so the new code's, environment
+	d.env = append(d.env, handover.EnvFault+"=1") // the daemon's, so the new code's, environment
 	a := startClientWith(t, binA, "", []string{"--stdio", "--log", d.log}, d.env)
 	daemon := a.init.Daemon.Pid
 	demo, blocked, _ := blockedDemo(t, a, binA)
@@ -279,7 +280,7 @@ func TestUpgradeHandsBackWhenTheNewCodeFails(t *testing.T) {
 	}
 	binB = binA
 	out, code := upgradeDaemon(t, d, binB)
-	if code == 0 || !strings.Contains(out, "could not take over, and handed the sessions back to 0.3.0") || !strings.Contains(out, envHandoverFault) {
+	if code == 0 || !strings.Contains(out, "could not take over, and handed the sessions back to 0.3.0") || !strings.Contains(out, handover.EnvFault) {
 		t.Errorf("agentd upgrade exited %d saying:\n%s", code, out)
 	}
 	c := startClientWith(t, versionedBinary(t, "0.3.0"), "", []string{"--stdio", "--log", d.log}, d.env)

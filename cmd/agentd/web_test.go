@@ -26,6 +26,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/cmd/agentd/internal/cli"
 )
 
 // webCmd starts `agentd web` with its token in a folder of the test's own.
@@ -48,8 +50,8 @@ func TestWebRefusesPlainHTTPOffLoopback(t *testing.T) {
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		err := cmd.Run()
-		if code := cmd.ProcessState.ExitCode(); code != exitUsage || err == nil {
-			t.Fatalf("agentd web %v: exit %d, want %d", args, code, exitUsage)
+		if code := cmd.ProcessState.ExitCode(); code != cli.ExitUsage || err == nil {
+			t.Fatalf("agentd web %v: exit %d, want %d", args, code, cli.ExitUsage)
 		}
 		for _, want := range []string{"not loopback", "--tls-cert", "--trusted-network", "tailscale serve"} {
 			if !strings.Contains(stderr.String(), want) {
@@ -64,7 +66,7 @@ func TestWebRefusesPlainHTTPOffLoopback(t *testing.T) {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	_ = cmd.Run()
-	if cmd.ProcessState.ExitCode() != exitUsage || !strings.Contains(stderr.String(), "--tls-key") {
+	if cmd.ProcessState.ExitCode() != cli.ExitUsage || !strings.Contains(stderr.String(), "--tls-key") {
 		t.Errorf("--tls-cert alone: exit %d %q, want 2 naming --tls-key", cmd.ProcessState.ExitCode(), stderr.String())
 	}
 }
