@@ -5,7 +5,9 @@ package keeper
 import (
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"os/signal"
 	"strings"
 	"syscall"
 	"testing"
@@ -15,6 +17,13 @@ import (
 // When its pipe closes the keeper ends every process group still listed,
 // and none that was struck off.
 func TestRunEndsTheGroupsLeft(t *testing.T) {
+	// A test run under nohup ignores SIGHUP, and an ignored signal stays
+	// ignored across exec, so the groups would only end at the SIGKILL
+	// that follows. Catching it here instead gives the children its
+	// default action (a caught signal is reset by exec).
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	start := func() *exec.Cmd {
 		cmd := exec.Command("sleep", "60")
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
