@@ -12,6 +12,10 @@ import (
 type Transition struct {
 	Write int
 	State State
+	// Wait is how long after write Write the pump's clock decides it: the
+	// settle and tick, a held synchronized frame, or a second look a rule
+	// asked for (a hold, input.ready_after). A live run can be no faster.
+	Wait time.Duration
 }
 
 // Simulate runs recorded output through the same emulator, timing and
@@ -27,11 +31,20 @@ func Simulate(m *detect.Manifest, cols, rows int, writes [][]byte, gaps []time.D
 	t := term.New(term.Options{Cols: cols, Rows: rows})
 	d := NewDecider(m)
 	var out []Transition
+	// writeAt[i] is when write i arrives, on onPumpTiming's axis.
+	writeAt := make([]time.Duration, len(writes))
+	for i := 1; i < len(writes); i++ {
+		writeAt[i] = writeAt[i-1] + gaps[i]
+	}
 	onPumpTiming(t, writes, gaps, func(write int, at time.Duration) time.Duration {
 		before := d.machine.state
 		next, again := d.decide(t.Snapshot(), at)
 		if next.key() != before.key() {
-			out = append(out, Transition{Write: write, State: next})
+			var wait time.Duration
+			if write >= 0 {
+				wait = at - writeAt[write]
+			}
+			out = append(out, Transition{Write: write, State: next, Wait: wait})
 		}
 		return again
 	})
