@@ -1,0 +1,43 @@
+package sessions
+
+import (
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// One walk of /proc answers every session: this process's own terminal
+// session is among them, and its time grows as it works once the walk is
+// older than cpuFresh.
+func TestSessionCPUFromOneWalk(t *testing.T) {
+	sid, err := unix.Getsid(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, ok := sessionCPU(sid)
+	if !ok {
+		t.Fatalf("session %d (this test's) not found in /proc", sid)
+	}
+	if got := len(cpuTable.bySession); got == 0 {
+		t.Fatal("the walk found no session")
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for x := 0; ; x++ {
+		if now, _ := sessionCPU(sid); now > before {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("session %d's CPU time stayed %v over 60 s of this test spinning", sid, before)
+		}
+		for i := 0; i < 1e6; i++ {
+			x ^= i
+		}
+	}
+	if _, _, ok := statCPU("12 (a (b) c) S 1 12 12 0 -1 0 0 0 0 0 5 6 7 8"); !ok {
+		t.Error("a name with spaces and parentheses was not read")
+	}
+	if sid, ticks, _ := statCPU("12 (a (b) c) S 1 12 34 0 -1 0 0 0 0 0 5 6 7 8"); sid != 34 || ticks != 26 {
+		t.Errorf("statCPU: session %d, ticks %d; want 34, 26", sid, ticks)
+	}
+}
