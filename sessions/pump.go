@@ -5,9 +5,11 @@ import (
 	"time"
 )
 
-// Timing of classification. A burst of output (one frame is often several
-// writes) is coalesced: a session is classified once it has been quiet for
-// settle, but never later than maxDelay after its first change.
+// Timing of classification (clock.go). A frame the agent marks as whole
+// (synchronized output) is classified at once. Other output comes in
+// bursts (one frame is often several writes), which are coalesced: a
+// session is classified once it has been quiet for settle, but never
+// later than maxDelay after its first change.
 const (
 	settle   = 2 * time.Millisecond
 	maxDelay = 15 * time.Millisecond
@@ -60,6 +62,7 @@ type pump struct {
 type schedule struct {
 	changedAt time.Time // the first change not yet classified; zero: none
 	dueAt     time.Time
+	frames    uint64 // the terminal's FramesDone when last scheduled
 }
 
 // ptyReading is a session's PTY as the pump reads it, guarded by the
@@ -140,7 +143,10 @@ func (p *pump) scheduleLocked(d *ptyDriver, now time.Time) time.Time {
 		sc.changedAt = now
 		p.pending = append(p.pending, d)
 	}
-	sc.dueAt = timeAt(now, classifyAt(clockOf(sc.changedAt), clockOf(now)))
+	frames := d.term.FramesDone()
+	whole := frames != sc.frames && !d.term.InSync()
+	sc.frames = frames
+	sc.dueAt = timeAt(now, classifyAt(clockOf(sc.changedAt), clockOf(now), whole))
 	return sc.dueAt
 }
 

@@ -65,7 +65,7 @@ func onPumpTiming(t *term.Terminal, writes [][]byte, gaps []time.Duration, look 
 	lookNow := func(write int, at time.Duration) {
 		lookAt = -1
 		if again := look(write, at); again > 0 {
-			lookAt = classifyAt(at+again, at+again)
+			lookAt = classifyAt(at+again, at+again, false)
 		}
 	}
 	// looksUntil takes the second looks due before until, on the screen
@@ -78,6 +78,7 @@ func onPumpTiming(t *term.Terminal, writes [][]byte, gaps []time.Duration, look 
 	// at is when write i arrives; read when the pump reads it.
 	var at, read, changedAt time.Duration
 	read = -2 * tick
+	var frames uint64 // t.FramesDone() after the last write
 	pending := false
 	for i, w := range writes {
 		if i > 0 {
@@ -90,7 +91,9 @@ func onPumpTiming(t *term.Terminal, writes [][]byte, gaps []time.Duration, look 
 		}
 		read = next
 		t.Write(w)
-		due := classifyAt(changedAt, read)
+		whole := t.FramesDone() != frames && !t.InSync()
+		frames = t.FramesDone()
+		due := classifyAt(changedAt, read, whole)
 		if t.InSync() {
 			// Half a frame is on screen: the pump waits for its end, up
 			// to heldUntil.

@@ -42,6 +42,7 @@ type Terminal struct {
 	statusSeq      uint64
 	progress       detect.Progress
 	syncOutput     bool
+	framesDone     uint64 // synchronized frames the program released
 	bracketedPaste bool
 	// answerStatus says whether OSC 7501 queries get answered.
 	answerStatus bool
@@ -112,6 +113,14 @@ func (t *Terminal) InSync() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.syncOutput
+}
+
+// FramesDone counts the frames the program drew in synchronized output
+// (?2026h … ?2026l) and released: each release says a frame is whole.
+func (t *Terminal) FramesDone() uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.framesDone
 }
 
 // BracketedPaste reports whether the program enabled bracketed paste.
@@ -263,6 +272,9 @@ func (t *Terminal) handleCSI(buf []byte, start, s, e int) bool {
 			}
 			switch string(m) {
 			case "2026":
+				if t.syncOutput && !on {
+					t.framesDone++
+				}
 				t.syncOutput = on
 			case "2004":
 				t.bracketedPaste = on

@@ -92,9 +92,17 @@ func TestSyncAndPasteModes(t *testing.T) {
 	if !tm.InSync() || !tm.BracketedPaste() {
 		t.Fatal("modes not tracked")
 	}
+	if tm.FramesDone() != 0 {
+		t.Fatal("a frame counted as done before its end")
+	}
 	tm.Write([]byte("\x1b[?2026l"))
 	if tm.InSync() {
 		t.Fatal("sync not cleared")
+	}
+	// An end without a start, and a start repeated, release no frame.
+	tm.Write([]byte("\x1b[?2026l\x1b[?2026h\x1b[?2026hx\x1b[?2026l"))
+	if got := tm.FramesDone(); got != 2 {
+		t.Fatalf("FramesDone = %d after two released frames, want 2", got)
 	}
 }
 
