@@ -127,6 +127,7 @@ type scaleRun struct {
 	rss0   int64   // KB just before the first spawn
 	fds    int     // open descriptors at the end of the window
 	fds0   int     // and just before the first spawn
+	nofile string  // its RLIMIT_NOFILE, "soft/hard"
 }
 
 // measureSessions starts the agentd binary bin with extra flags, spawns n
@@ -150,6 +151,9 @@ func (b *bench) measureSessions(bin, label string, extra []string, n int, spec f
 	if r.fds0, err = procFDCount(p.pid()); err != nil {
 		return r, err
 	}
+	if r.nofile, err = procNoFile(p.pid()); err != nil {
+		return r, err
+	}
 	for i := range n {
 		if _, err := p.spawn(spec(i)); err != nil {
 			return r, fmt.Errorf("spawn %d: %w", i, err)
@@ -170,6 +174,29 @@ func (b *bench) measureSessions(bin, label string, extra []string, n int, spec f
 func procFDCount(pid int) (int, error) {
 	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
 	return len(fds), err
+}
+
+// procNoFile is a process's limit on open descriptors (RLIMIT_NOFILE), soft
+// and hard, from /proc/<pid>/limits: Go raises the soft limit to the hard
+// one at start, so a shell's ulimit -n says less than the daemon has.
+func procNoFile(pid int) (string, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", pid))
+	if err != nil {
+		return "", err
+	}
+	return noFileLimit(string(data))
+}
+
+// noFileLimit reads the "Max open files" line of a /proc/<pid>/limits.
+func noFileLimit(limits string) (string, error) {
+	for _, line := range strings.Split(limits, "\n") {
+		if rest, ok := strings.CutPrefix(line, "Max open files"); ok {
+			if f := strings.Fields(rest); len(f) >= 2 {
+				return f[0] + "/" + f[1], nil
+			}
+		}
+	}
+	return "", fmt.Errorf("no \"Max open files\" line in the limits")
 }
 
 // loopingSession is the spawn of session i looping one of recs (round
