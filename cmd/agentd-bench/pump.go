@@ -272,7 +272,9 @@ func (b *bench) pumpLatencies(cols []pumpColumn, recs []*sessionRec) ([]pumpLate
 		procs[i] = p
 	}
 	played, transitions := 0, 0
-	debug := os.Getenv("AGENTD_BENCH_DEBUG") != "" // every timed transition, to the log
+	// The log gets every transition over 100 ms beyond its designed wait,
+	// and with AGENTD_BENCH_DEBUG every one.
+	debug := os.Getenv("AGENTD_BENCH_DEBUG") != ""
 	for n, r := range recs {
 		m, ok := rules.Lookup(r.Agent)
 		if !ok {
@@ -306,7 +308,7 @@ func (b *bench) pumpLatencies(cols []pumpColumn, recs []*sessionRec) ([]pumpLate
 			out[i].unexpected += mt.unexpected
 			out[i].missed += mt.missed
 			for _, t := range mt.timed {
-				if debug {
+				if debug || t.overWait > 100*time.Millisecond {
 					b.logf("pump: %s: %s: %s (%s) after write %d: %s, over-wait %s", cols[i].name, r.name, t.state, t.reason, t.write, ms(t.latency), ms(t.overWait))
 				}
 				out[i].lat = append(out[i].lat, t.latency)
