@@ -44,13 +44,25 @@ func (s timedState) question() string {
 // startAgentd runs the built agentd with --stdio and extra flags, and
 // initializes it.
 func (b *bench) startAgentd(extra ...string) (*agentdProc, error) {
-	return b.startClient(append([]string{"--stdio", "--private"}, extra...), nil)
+	return b.startAgentdBinary(b.agentd, extra...)
+}
+
+// startAgentdBinary is startAgentd for another build of agentd: the pump
+// section runs an older revision beside this tree's.
+func (b *bench) startAgentdBinary(bin string, extra ...string) (*agentdProc, error) {
+	return startProgram(bin, append([]string{"--stdio", "--private"}, extra...), nil)
 }
 
 // startClient runs the built agentd with args (and env, when not nil) as an
 // editor would, and initializes it.
 func (b *bench) startClient(args, env []string) (*agentdProc, error) {
-	cmd := exec.Command(b.agentd, args...)
+	return startProgram(b.agentd, args, env)
+}
+
+// startProgram runs the agentd binary bin with args (and env, when not
+// nil) and initializes it.
+func startProgram(bin string, args, env []string) (*agentdProc, error) {
+	cmd := exec.Command(bin, args...)
 	cmd.Env = env
 	in, err := cmd.StdinPipe()
 	if err != nil {

@@ -585,7 +585,7 @@ func runDetectors(b *bench) (string, error) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			results[i] = b.replayLive(p, r, maxGap)
+			results[i] = b.replayLive(p, r, maxGap, time.Second)
 		}()
 	}
 	wg.Wait()
@@ -712,9 +712,10 @@ func describeStates(ss []timedState, origin time.Time) string {
 	return strings.Join(parts, " ")
 }
 
-// replayLive plays one recording through agentd and returns its
+// replayLive plays one recording through agentd, pauses capped at maxGap
+// and the replayer staying hold after its last write, and returns its
 // notifications and the replayer's write log.
-func (b *bench) replayLive(p *agentdProc, r *sessionRec, maxGap time.Duration) *liveResult {
+func (b *bench) replayLive(p *agentdProc, r *sessionRec, maxGap, hold time.Duration) *liveResult {
 	res := &liveResult{rec: r}
 	dir, err := os.MkdirTemp(b.tmp, "replay-")
 	if err != nil {
@@ -724,7 +725,7 @@ func (b *bench) replayLive(p *agentdProc, r *sessionRec, maxGap time.Duration) *
 	logPath := filepath.Join(dir, "writes.log")
 	id, err := p.spawn(map[string]any{
 		"argv": []string{b.replay, "-raw", r.base() + ".raw", "-timing", r.base() + ".timing", "-log", logPath,
-			"-maxgap", maxGap.String(), "-hold", "1s"},
+			"-maxgap", maxGap.String(), "-hold", hold.String()},
 		"cwd": dir, "cols": r.Cols, "rows": r.Rows, "agent": r.Agent, "hooks": false,
 	})
 	if err != nil {

@@ -188,32 +188,15 @@ func (b *bench) latencyPhase(quiet []quietRec, flood map[string]any) (latencyRun
 		if err != nil {
 			return r, err
 		}
-		// Match live notifications to simulated transitions in order, as
-		// BenchmarkStateLatency does.
-		j := 0
-		for _, g := range p.states(id) {
-			if g.State == "exited" || g.Reason == "process.starting" {
-				continue
+		m := matchTransitions(q.want, p.states(id), writeAt)
+		r.unexpected += m.unexpected
+		r.missed += m.missed
+		for _, t := range m.timed {
+			r.lat = append(r.lat, t.latency)
+			if t.latency > 100*time.Millisecond {
+				b.logf("flood: %s: %s (%s) %s after write %d of %d", q.Name, t.state, t.reason, t.latency.Round(time.Millisecond), t.write, len(writeAt))
 			}
-			k := j
-			for k < len(q.want) && q.want[k].State.Name != g.State {
-				k++
-			}
-			if k == len(q.want) {
-				r.unexpected++
-				continue
-			}
-			r.missed += k - j
-			if w := q.want[k].Write; w < len(writeAt) {
-				d := g.At.Sub(writeAt[w])
-				r.lat = append(r.lat, d)
-				if d > 100*time.Millisecond {
-					b.logf("flood: %s: %s (%s) %s after write %d of %d", q.Name, g.State, g.Reason, d.Round(time.Millisecond), w, len(writeAt))
-				}
-			}
-			j = k + 1
 		}
-		r.missed += len(q.want) - j
 	}
 	u1, k1, _ := procCPUTicks(p.pid())
 	r.cpu = float64(u1-u0+k1-k0) / time.Since(t0).Seconds()

@@ -21,8 +21,12 @@ func init() {
 	register(section{name: "scale", what: "CPU and memory with 10, 50, 200 sessions looping real recordings, and idle ones, beside a 50 ms poll", run: runScale})
 }
 
-// loopMaxGap caps the pauses of a looping replay, as the latency bench does.
-const loopMaxGap = 500 * time.Millisecond
+// loopMaxGap caps the pauses of a looping replay, as the latency bench
+// does; loopHold is the pause between two passes.
+const (
+	loopMaxGap = 500 * time.Millisecond
+	loopHold   = 500 * time.Millisecond
+)
 
 // rec is one committed session recording.
 type rec struct {
@@ -120,33 +124,97 @@ type scaleRun struct {
 	cpu    float64 // % of one core
 	kernel float64 // the part of cpu spent in the kernel
 	rss    int64   // KB at the end of the window
+	rss0   int64   // KB just before the first spawn
+	fds    int     // open descriptors at the end of the window
+	fds0   int     // and just before the first spawn
+	nofile string  // its RLIMIT_NOFILE, "soft/hard"
 }
 
-// measureSessions starts agentd with extra flags, spawns n sessions with
-// argv(i), waits warm, then measures CPU over window and RSS.
-func (b *bench) measureSessions(label string, extra []string, n int, spec func(i int) map[string]any, warm, window time.Duration) (scaleRun, error) {
+// measureSessions starts the agentd binary bin with extra flags, spawns n
+// sessions with spec(i), waits warm, then measures CPU over window, RSS and
+// open descriptors.
+func (b *bench) measureSessions(bin, label string, extra []string, n int, spec func(i int) map[string]any, warm, window time.Duration) (scaleRun, error) {
 	if dir := os.Getenv("AGENTD_PROFILE_DIR"); dir != "" {
 		// A CPU profile of each agentd, for finding its hot path.
 		name := fmt.Sprintf("scale-%d-%s-%s.pprof", n, label, map[bool]string{true: "poll", false: "change"}[len(extra) > 0])
 		extra = append(append([]string(nil), extra...), "--cpuprofile", filepath.Join(dir, name))
 	}
-	p, err := b.startAgentd(extra...)
+	p, err := b.startAgentdBinary(bin, extra...)
 	if err != nil {
 		return scaleRun{}, err
 	}
 	defer p.close()
+	var r scaleRun
+	if r.rss0, err = procRSSKB(p.pid()); err != nil {
+		return r, err
+	}
+	if r.fds0, err = procFDCount(p.pid()); err != nil {
+		return r, err
+	}
+	if r.nofile, err = procNoFile(p.pid()); err != nil {
+		return r, err
+	}
 	for i := range n {
 		if _, err := p.spawn(spec(i)); err != nil {
-			return scaleRun{}, fmt.Errorf("spawn %d: %w", i, err)
+			return r, fmt.Errorf("spawn %d: %w", i, err)
 		}
 	}
 	time.Sleep(warm)
-	cpu, kernel, err := cpuOver(p.pid(), window)
-	if err != nil {
-		return scaleRun{}, err
+	if r.cpu, r.kernel, err = cpuOver(p.pid(), window); err != nil {
+		return r, err
 	}
-	rss, err := procRSSKB(p.pid())
-	return scaleRun{cpu: cpu, kernel: kernel, rss: rss}, err
+	if r.fds, err = procFDCount(p.pid()); err != nil {
+		return r, err
+	}
+	r.rss, err = procRSSKB(p.pid())
+	return r, err
+}
+
+// procFDCount is how many descriptors a process has open.
+func procFDCount(pid int) (int, error) {
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	return len(fds), err
+}
+
+// procNoFile is a process's limit on open descriptors (RLIMIT_NOFILE), soft
+// and hard, from /proc/<pid>/limits: Go raises the soft limit to the hard
+// one at start, so a shell's ulimit -n says less than the daemon has.
+func procNoFile(pid int) (string, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", pid))
+	if err != nil {
+		return "", err
+	}
+	return noFileLimit(string(data))
+}
+
+// noFileLimit reads the "Max open files" line of a /proc/<pid>/limits.
+func noFileLimit(limits string) (string, error) {
+	for _, line := range strings.Split(limits, "\n") {
+		if rest, ok := strings.CutPrefix(line, "Max open files"); ok {
+			if f := strings.Fields(rest); len(f) >= 2 {
+				return f[0] + "/" + f[1], nil
+			}
+		}
+	}
+	return "", fmt.Errorf("no \"Max open files\" line in the limits")
+}
+
+// loopingSession is the spawn of session i looping one of recs (round
+// robin), pauses capped at loopMaxGap, loopHold between passes.
+func (b *bench) loopingSession(recs []rec) func(i int) map[string]any {
+	return func(i int) map[string]any {
+		r := recs[i%len(recs)]
+		return map[string]any{
+			"argv": []string{b.replay, "-raw", r.Raw, "-timing", r.Timing, "-maxgap", loopMaxGap.String(), "-hold", loopHold.String(), "-loop"},
+			"cwd":  b.tmp, "cols": r.Cols, "rows": r.Rows, "agent": r.Agent, "hooks": false,
+		}
+	}
+}
+
+// idleSession is the spawn of a session that draws nothing: a blank
+// 120x40 screen with a sleeping process.
+func (b *bench) idleSession(int) map[string]any {
+	return map[string]any{"argv": []string{"sleep", "3600"}, "cwd": b.tmp, "cols": 120, "rows": 40, "agent": "demo", "hooks": false}
 }
 
 // loopRate is the writes per second one looping session makes on average
@@ -179,27 +247,16 @@ func runScale(b *bench) (string, error) {
 		counts = []int{10, 50}
 		warm, window = 2*time.Second, 5*time.Second
 	}
-	const hold = 500 * time.Millisecond
-	rate, err := loopRate(recs, hold)
+	rate, err := loopRate(recs, loopHold)
 	if err != nil {
 		return "", err
 	}
-	cwd := b.tmp
-	looping := func(i int) map[string]any {
-		r := recs[i%len(recs)]
-		return map[string]any{
-			"argv": []string{b.replay, "-raw", r.Raw, "-timing", r.Timing, "-maxgap", loopMaxGap.String(), "-hold", hold.String(), "-loop"},
-			"cwd":  cwd, "cols": r.Cols, "rows": r.Rows, "agent": r.Agent, "hooks": false,
-		}
-	}
-	idle := func(int) map[string]any {
-		return map[string]any{"argv": []string{"sleep", "3600"}, "cwd": cwd, "cols": 120, "rows": 40, "agent": "demo", "hooks": false}
-	}
+	looping, idle := b.loopingSession(recs), b.idleSession
 	poll := []string{"--detect-poll", "50ms"}
 
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "Each looping session replays one of the %d committed recordings (round robin) again and again, pauses capped at %s, %s between passes: about %.0f writes a second per session. CPU over %s after %s of warm-up, from /proc/<pid>/stat; RSS from VmRSS at the end. \"poll\" is the same agentd with `--detect-poll 50ms` (render and classify every session every 50 ms), run right after it.\n\n",
-		len(recs), loopMaxGap, hold, rate, window, warm)
+		len(recs), loopMaxGap, loopHold, rate, window, warm)
 	sb.WriteString("| sessions | workload | agentd CPU (% of a core) | per write | 50 ms poll CPU | per write | agentd / poll | agentd RSS | poll RSS | target |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	// perWrite is CPU time (user and kernel) per PTY write the sessions
 	// make, at rate writes a second each.
@@ -212,12 +269,12 @@ func runScale(b *bench) (string, error) {
 	}
 	row := func(n int, label, what string, spec func(int) map[string]any, target func(a, p scaleRun) string) error {
 		b.logf("scale: %d sessions, %s, on change", n, what)
-		a, err := b.measureSessions(label, nil, n, spec, warm, window)
+		a, err := b.measureSessions(b.agentd, label, nil, n, spec, warm, window)
 		if err != nil {
 			return err
 		}
 		b.logf("scale: %d sessions, %s, 50 ms poll", n, what)
-		pr, err := b.measureSessions(label, poll, n, spec, warm, window)
+		pr, err := b.measureSessions(b.agentd, label, poll, n, spec, warm, window)
 		if err != nil {
 			return err
 		}
@@ -283,9 +340,7 @@ func (b *bench) memoryPerSession(recs []rec) (string, error) {
 		what string
 		spec func(i int) map[string]any
 	}{
-		{"blank (`sleep`)", func(int) map[string]any {
-			return map[string]any{"argv": []string{"sleep", "3600"}, "cwd": b.tmp, "cols": 120, "rows": 40, "agent": "demo", "hooks": false}
-		}},
+		{"blank (`sleep`)", b.idleSession},
 		{"drew a real recording", func(i int) map[string]any {
 			r := drawn[i%len(drawn)]
 			return map[string]any{
