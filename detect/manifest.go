@@ -60,6 +60,11 @@ type Manifest struct {
 	Source string `toml:"-"`
 
 	regions map[string]*Region
+	// What a verdict of these rules outlasts (steady.go, prepareReuse):
+	// ruleAt finds a verdict's rule by its reason, and folds[i] is the
+	// spinner glyphs rules[0..i] cannot tell apart.
+	ruleAt map[string]int
+	folds  []*spinnerFold
 }
 
 // Identify says how to recognise the agent.
@@ -519,6 +524,7 @@ func (m *Manifest) compile(file string, data []byte) error {
 			}
 		}
 	}
+	m.prepareReuse()
 	return nil
 }
 

@@ -75,6 +75,7 @@ func Load(overrides map[string][]byte, overrideDir string) (*Set, []error) {
 			continue
 		}
 		m.Regions, m.regions, m.Rules, m.Prompts = base.Regions, base.regions, base.Rules, base.Prompts
+		m.prepareReuse()
 	}
 	return s, warnings
 }

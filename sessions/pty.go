@@ -128,9 +128,17 @@ func (d *ptyDriver) screen() detect.Screen { return d.term.Snapshot() }
 
 func (d *ptyDriver) repaint(history bool) string { return string(d.term.Repaint(history)) }
 
+// classify is the verdict of the screen as it is, for a client that reads
+// it whole (session/classify, a capture): read afresh, as the verdict the
+// cache carries over a spinner's turn may name the glyph it saw in its
+// Evidence (verdictCache).
 func (d *ptyDriver) classify() detect.Verdict {
-	v, _ := d.classifyNow()
-	return v
+	sc := d.term.Snapshot()
+	s := d.s
+	s.mu.Lock()
+	m := s.manifest
+	s.mu.Unlock()
+	return m.Classify(sc)
 }
 
 func (d *ptyDriver) signal(sig syscall.Signal) error {
@@ -440,9 +448,9 @@ func (d *ptyDriver) classifyNow() (detect.Verdict, detect.Screen) {
 	sc := d.term.Snapshot()
 	s.mu.Lock()
 	m := s.manifest
-	v, ok := d.verdicts.lookup(m, sc)
+	v, why := d.verdicts.lookup(m, sc)
 	s.mu.Unlock()
-	if ok {
+	if why != reuseNone {
 		return v, sc
 	}
 	v = m.Classify(sc)
