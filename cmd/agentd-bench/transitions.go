@@ -26,8 +26,10 @@ type transitionMatch struct {
 }
 
 // matchTransitions matches a replay's live notifications to the simulated
-// transitions in order, by state name, as BenchmarkStateLatency does: a
-// notification is the next wanted transition of its state; the wanted ones
+// transitions in order, by state and reason: a notification is the next
+// wanted transition of its state and reason (by name alone, a live run that
+// coalesced two simulated blocked states paired the next prompt with the
+// second, and timed it from the wrong write); the wanted ones
 // passed over to reach it are missed, and a notification whose state does
 // not come again is unexpected. writeAt is when each write of the replay
 // returned (the replayer's -log).
@@ -39,7 +41,7 @@ func matchTransitions(want []sessions.Transition, got []timedState, writeAt []ti
 			continue // the session's start and end: no frame of the recording made them
 		}
 		k := next
-		for k < len(want) && want[k].State.Name != g.State {
+		for k < len(want) && (want[k].State.Name != g.State || want[k].State.Reason != g.Reason) {
 			k++
 		}
 		if k == len(want) {
