@@ -33,7 +33,7 @@ func TestMatchTransitions(t *testing.T) {
 		// blocked never came: missed when working is matched past it.
 		live("working", "x.spinner", 904*time.Millisecond),
 		live("error", "x.api_error", 950*time.Millisecond), // not simulated at all
-		live("idle", "x.ready", 1000*time.Millisecond),      // a state simulated, for another reason
+		live("idle", "x.ready", 1000*time.Millisecond),     // a state simulated, for another reason
 		live("idle", "x.composer", 1304*time.Millisecond),
 		live("exited", "process.exited", 1400*time.Millisecond),
 	}
