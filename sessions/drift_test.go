@@ -98,6 +98,18 @@ func TestBusyDriftNotedOncePerStretch(t *testing.T) {
 		t.Fatal("the CPU is watched under a fresh report")
 	}
 
+	// The window is measured between the times the CPU was read (one walk
+	// of the process table serves every session, and may be older than
+	// the look): 3 s of CPU between reads 5 s apart is 60 %, though the
+	// looks were 5.9 s apart.
+	c := newMachine(State{Agent: "x", Name: Idle, Source: SourceScreen, Reason: "x.composer", Since: t0})
+	c.step(facts{rules: knowsIdleRules, agent: "x", screen: readyV, now: t0})
+	c.step(facts{rules: knowsIdleRules, agent: "x", screen: unknownV, now: t0.Add(time.Second), cpuAt: t0.Add(100 * time.Millisecond), cpu: time.Second, cpuRead: true})
+	c.step(facts{rules: knowsIdleRules, agent: "x", screen: unknownV, now: t0.Add(7 * time.Second), cpuAt: t0.Add(5100 * time.Millisecond), cpu: 4 * time.Second, cpuRead: true})
+	if d := c.takeScreenDrift(); !strings.Contains(d, "used 60% of a core for 5s") {
+		t.Fatalf("CPU read by an older walk: drift %q, want 60%% over the reads' own 5 s", d)
+	}
+
 	// Under the generic rules a busy program is no news.
 	g := newMachine(State{Agent: "x", Name: Idle, Source: SourceScreen, Since: t0})
 	generic := &detect.Manifest{Name: detect.Generic, Rules: knowsIdleRules.Rules}
@@ -169,7 +181,7 @@ match = ['^ready>$']
 	deadline := time.Now().Add(90 * time.Second)
 	for len(kept) == 0 {
 		if time.Now().After(deadline) {
-			cpu, ok := sessionCPU(s.Pid)
+			cpu, _, ok := sessionCPU(s.Pid)
 			t.Fatalf("no screen kept in 90 s while the agent looped under a screen no rule knows (its CPU time %v, read %v; state %+v)", cpu, ok, s.Info().State)
 		}
 		time.Sleep(100 * time.Millisecond)

@@ -132,6 +132,9 @@ type facts struct {
 	// have used, read (cpuRead) only while the machine watches it.
 	cpu     time.Duration
 	cpuRead bool
+	// cpuAt is when cpu was read, which may be a little before now (one
+	// walk of the process table serves every session; see sessionCPU).
+	cpuAt time.Time
 
 	// An ACP session's protocol state, instead of a screen.
 	acp *acpFacts
@@ -437,17 +440,21 @@ func (m *machine) noteBusyDrift(v detect.Verdict, rep *report, f facts) time.Dur
 	if !f.cpuRead {
 		return again
 	}
+	at := f.now
+	if !f.cpuAt.IsZero() {
+		at = f.cpuAt
+	}
 	if m.busyFrom.IsZero() || f.cpu < m.busyCPU {
-		m.busyFrom, m.busyCPU = f.now, f.cpu
+		m.busyFrom, m.busyCPU = at, f.cpu
 		return again
 	}
-	span := f.now.Sub(m.busyFrom)
+	span := at.Sub(m.busyFrom)
 	if span < driftAfter {
 		return again
 	}
 	share := float64(f.cpu-m.busyCPU) / float64(span)
 	if share < busyShare {
-		m.busyFrom, m.busyCPU = f.now, f.cpu // a new window from here
+		m.busyFrom, m.busyCPU = at, f.cpu // a new window from here
 		return again
 	}
 	if !m.busyKept {

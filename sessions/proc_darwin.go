@@ -46,7 +46,8 @@ func parents() map[int]int {
 // cgo, so ps reads it (user + system time); parsePsTimes, which Linux
 // tests, reads what ps prints. It runs only while a session's screen
 // disagrees with a busy agent, at most once a second.
-func sessionCPU(sid int) (time.Duration, bool) {
+func sessionCPU(sid int) (time.Duration, time.Time, bool) {
+	at := time.Now()
 	var pids []string
 	for pid := range parents() {
 		if s, err := unix.Getsid(pid); err == nil && s == sid {
@@ -54,11 +55,12 @@ func sessionCPU(sid int) (time.Duration, bool) {
 		}
 	}
 	if len(pids) == 0 {
-		return 0, false
+		return 0, at, false
 	}
 	out, err := exec.Command("ps", "-o", "time=", "-p", strings.Join(pids, ",")).Output()
 	if err != nil && len(out) == 0 {
-		return 0, false
+		return 0, at, false
 	}
-	return parsePsTimes(string(out))
+	cpu, ok := parsePsTimes(string(out))
+	return cpu, at, ok
 }

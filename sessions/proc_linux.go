@@ -61,18 +61,19 @@ func parents() map[int]int {
 const userHZ = 100
 
 // sessionCPU is the CPU time the processes of terminal session sid have
-// used, and whether any is left. Every session's is read in one walk of
-// /proc (cpuTable): each look of each session walking it cost most of
-// agentd's CPU with 50 sessions (31 % of it in the scale bench's profile,
-// 2026-12-07), and the walk's cost grows with the machine's processes.
-func sessionCPU(sid int) (time.Duration, bool) {
+// used, when it was read, and whether any process is left. Every
+// session's is read in one walk of /proc (cpuTable): each look of each
+// session walking it cost most of agentd's CPU with 50 sessions (31 % of
+// it in the scale bench's profile, 2026-12-07), and a walk costs about
+// 8 µs a process on the machine.
+func sessionCPU(sid int) (time.Duration, time.Time, bool) {
 	cpuTable.Lock()
 	defer cpuTable.Unlock()
 	if cpuTable.bySession == nil || time.Since(cpuTable.at) >= cpuFresh {
 		cpuTable.bySession, cpuTable.at = readSessionTicks(), time.Now()
 	}
 	ticks, ok := cpuTable.bySession[sid]
-	return time.Duration(ticks) * time.Second / userHZ, ok
+	return time.Duration(ticks) * time.Second / userHZ, cpuTable.at, ok
 }
 
 // cpuTable is the last walk of /proc: each terminal session's CPU ticks.
@@ -82,9 +83,11 @@ var cpuTable struct {
 	bySession map[int]int64
 }
 
-// cpuFresh is how old a walk may be and still answer: well under
-// busyLook, so each look of a session sees CPU time its last did not.
-const cpuFresh = 250 * time.Millisecond
+// cpuFresh is how old a walk may be and still answer: a session reads at
+// most once a busyLook, so one walk a busyLook serves them all; the busy
+// window is measured between the walks' own times (facts.cpuAt), so an
+// older walk makes it no less exact.
+const cpuFresh = busyLook
 
 // readSessionTicks sums the CPU ticks of every process by its terminal
 // session.

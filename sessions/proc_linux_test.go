@@ -9,13 +9,13 @@ import (
 
 // One walk of /proc answers every session: this process's own terminal
 // session is among them, and its time grows as it works once the walk is
-// older than cpuFresh.
+// older than cpuFresh, read at the new walk's time.
 func TestSessionCPUFromOneWalk(t *testing.T) {
 	sid, err := unix.Getsid(0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	before, ok := sessionCPU(sid)
+	before, at, ok := sessionCPU(sid)
 	if !ok {
 		t.Fatalf("session %d (this test's) not found in /proc", sid)
 	}
@@ -24,7 +24,10 @@ func TestSessionCPUFromOneWalk(t *testing.T) {
 	}
 	deadline := time.Now().Add(60 * time.Second)
 	for x := 0; ; x++ {
-		if now, _ := sessionCPU(sid); now > before {
+		if now, nowAt, _ := sessionCPU(sid); now > before {
+			if !nowAt.After(at) {
+				t.Errorf("the CPU time grew from %v to %v, but its walk's time stayed %v", before, now, at)
+			}
 			break
 		}
 		if time.Now().After(deadline) {

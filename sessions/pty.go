@@ -100,7 +100,7 @@ func (d *ptyDriver) facts() (facts, bool) {
 	})
 	f := facts{screen: v, status: sc.Status, statusSeq: sc.StatusSeq, canonical: canon, fg: fg}
 	if readCPU {
-		f.cpu, f.cpuRead = sessionCPU(s.Pid)
+		f.cpu, f.cpuAt, f.cpuRead = sessionCPU(s.Pid)
 	}
 	return f, true
 }
