@@ -21,8 +21,9 @@ import "time"
 // first, on the pump's tick. Agents that do not mark their frames draw one
 // in pieces up to about 5 ms apart, so classifying the first write after
 // quiet at once, without a mark, reads half frames: over the committed
-// recordings it made 5,217 transitions where this clock makes 4,592, 519
-// of them states that lasted under 30 ms against 160 (docs/benchmarks.md).
+// recordings it made 5,217 transitions where this clock makes 4,592, and
+// 519 states that lasted under 30 ms where this clock makes 169
+// (docs/benchmarks.md, the pump section).
 func classifyAt(first, last time.Duration, whole bool) time.Duration {
 	if whole {
 		return last

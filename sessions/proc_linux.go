@@ -61,7 +61,9 @@ func parents() map[int]int {
 const userHZ = 100
 
 // sessionCPU is the CPU time the processes of terminal session sid have
-// used, when it was read, and whether any process is left. Every
+// used (user and system time, with that of children they have waited
+// for: a tool that ran and ended counts too), when it was read, and
+// whether any process is left. Every
 // session's is read in one walk of /proc (cpuTable): each look of each
 // session walking it cost most of agentd's CPU with 50 sessions (31 % of
 // it in the scale bench's profile, 2026-12-07), and a walk costs about
