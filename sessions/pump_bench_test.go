@@ -16,7 +16,7 @@ import (
 // itself (pump.takeDueLocked, Session.update). The pump's goroutine never
 // runs: the benchmark is its loop.
 
-// benchPump is a pump with one terminal session on a pipe, and the pipe's
+// benchPump is a pump with one Claude session on a pipe, and the pipe's
 // write end.
 func benchPump(b *testing.B) (p *pump, s *Session, fd int32, w int) {
 	b.Helper()
@@ -26,31 +26,58 @@ func benchPump(b *testing.B) (p *pump, s *Session, fd int32, w int) {
 	}
 	m, _ := rules.Lookup("claude")
 	mgr := NewManager(Options{}, &recEvents{states: map[string][]State{}})
-	var fds [2]int
-	if err := syscall.Pipe(fds[:]); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { syscall.Close(fds[1]) })
-	if err := syscall.SetNonblock(fds[0], true); err != nil {
-		b.Fatal(err)
-	}
 	p = mgr.pump
 	p.running = true // no goroutine: the benchmark reads and looks itself
-	s = &Session{ID: "bench", mgr: mgr, manifest: m, base: m, machine: newMachine(startingState(m.Name, time.Now())),
-		readDone: make(chan struct{}), exitDone: make(chan struct{})}
-	s.lastPublished = s.machine.state
-	benchTerminal(s, term.New(term.Options{Cols: 120, Rows: 40}))
-	if err := benchAdd(p, s, fds[0]); err != nil {
+	s, fd, w = benchSession(b, mgr, m, "bench", term.New(term.Options{Cols: 120, Rows: 40}))
+	return p, s, fd, w
+}
+
+// benchSession adds to mgr's pump a session of m's agent on terminal t,
+// read from a pipe that stands for its PTY: fd is the end the pump reads,
+// w the agent's.
+func benchSession(b *testing.B, mgr *Manager, m *detect.Manifest, id string, t *term.Terminal) (s *Session, fd int32, w int) {
+	b.Helper()
+	var pipe [2]int
+	if err := syscall.Pipe(pipe[:]); err != nil {
 		b.Fatal(err)
 	}
-	return p, s, int32(fds[0]), fds[1]
+	b.Cleanup(func() { syscall.Close(pipe[1]) })
+	if err := syscall.SetNonblock(pipe[0], true); err != nil {
+		b.Fatal(err)
+	}
+	s = &Session{ID: id, mgr: mgr, manifest: m, base: m, machine: newMachine(startingState(m.Name, time.Now())),
+		readDone: make(chan struct{}), exitDone: make(chan struct{})}
+	s.lastPublished = s.machine.state
+	benchTerminal(s, t)
+	if err := benchAdd(mgr.pump, s, pipe[0]); err != nil {
+		b.Fatal(err)
+	}
+	return s, int32(pipe[0]), pipe[1]
+}
+
+// readAndLook is one turn of the pump's loop: read fds, and look at every
+// session due by far. forget drops each one's verdict first, so its rules
+// run as they did before the verdict cache stood over a spinner's turn.
+func readAndLook(p *pump, fds []int32, far time.Time, forget bool) {
+	p.read(fds)
+	p.mu.Lock()
+	due := p.takeDueLocked(far)
+	p.mu.Unlock()
+	for _, d := range due {
+		if forget {
+			d.s.mu.Lock()
+			d.verdicts = verdictCache{}
+			d.s.mu.Unlock()
+		}
+		benchLook(d)
+	}
 }
 
 // frame is a spinner frame of an agent at work, about 300 bytes.
 func frame(i int) []byte {
 	return fmt.Appendf(nil, "\x1b[?2026h\x1b[38;2;215;119;87m%c\x1b[39m Thinking… \x1b[2m(%ds · ↓ %d tokens · esc to interrupt)\x1b[22m\r\n"+
 		"\x1b[2K\x1b[38;5;246m  ⎿  Read sessions/pump.go (279 lines)\x1b[39m\r\n"+
-		"\x1b[2K\x1b[1m> \x1b[22m\x1b[7m \x1b[27m\r\n\x1b[3A\x1b[?2026l", "·✢✳✶✻✽"[i%6], i, 100+i)
+		"\x1b[2K\x1b[1m> \x1b[22m\x1b[7m \x1b[27m\r\n\x1b[3A\x1b[?2026l", []rune("·✢✳✶✻✽")[i%6], i, 100+i)
 }
 
 func BenchmarkPumpRead(b *testing.B) {
@@ -78,12 +105,6 @@ func BenchmarkPumpReadAndLook(b *testing.B) {
 		if _, err := syscall.Write(w, frames[i%len(frames)]); err != nil {
 			b.Fatal(err)
 		}
-		p.read(fds)
-		p.mu.Lock()
-		due := p.takeDueLocked(far)
-		p.mu.Unlock()
-		for _, x := range due {
-			benchLook(x)
-		}
+		readAndLook(p, fds, far, false)
 	}
 }

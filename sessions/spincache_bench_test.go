@@ -79,7 +79,6 @@ func BenchmarkSpinnerFrameLook(b *testing.B) {
 	for _, cache := range []string{"before", "after"} {
 		b.Run("cache="+cache, func(b *testing.B) {
 			p, s, fd, w := benchPump(b)
-			d := ptyOf(s)
 			var frames [][]byte
 			for _, g := range "✢✳✶✽" {
 				frames = append(frames, fmt.Appendf(nil, "\x1b[?2026h\x1b[38;2;215;119;87m%c\x1b[39m Thinking… \x1b[2m(3s · ↓ 120 tokens · esc to interrupt)\x1b[22m\r\n"+
@@ -92,20 +91,9 @@ func BenchmarkSpinnerFrameLook(b *testing.B) {
 				if _, err := syscall.Write(w, frames[i%len(frames)]); err != nil {
 					b.Fatal(err)
 				}
-				p.read(fds)
-				p.mu.Lock()
-				due := p.takeDueLocked(far)
-				p.mu.Unlock()
-				for _, x := range due {
-					if cache == "before" {
-						// The rules run on every frame, as they did for
-						// every screen not exactly the last one.
-						s.mu.Lock()
-						d.verdicts = verdictCache{}
-						s.mu.Unlock()
-					}
-					benchLook(x)
-				}
+				// Before, the rules ran on every frame: on every screen
+				// not exactly the last one.
+				readAndLook(p, fds, far, cache == "before")
 			}
 			look(0)
 			if s.machine.state.Name != Working {
@@ -146,23 +134,9 @@ func BenchmarkSpinnerSessions(b *testing.B) {
 				var writers []int
 				var all []*Session
 				for k := range n {
-					var pipe [2]int
-					if err := syscall.Pipe(pipe[:]); err != nil {
-						b.Fatal(err)
-					}
-					b.Cleanup(func() { syscall.Close(pipe[1]) })
-					if err := syscall.SetNonblock(pipe[0], true); err != nil {
-						b.Fatal(err)
-					}
-					s := &Session{ID: fmt.Sprint("bench", k), mgr: mgr, manifest: m, base: m, machine: newMachine(startingState(m.Name, time.Now())),
-						readDone: make(chan struct{}), exitDone: make(chan struct{})}
-					s.lastPublished = s.machine.state
-					benchTerminal(s, newBenchTerm())
-					if err := benchAdd(p, s, pipe[0]); err != nil {
-						b.Fatal(err)
-					}
-					fds = append(fds, int32(pipe[0]))
-					writers = append(writers, pipe[1])
+					s, fd, w := benchSession(b, mgr, m, fmt.Sprint("bench", k), newBenchTerm())
+					fds = append(fds, fd)
+					writers = append(writers, w)
 					all = append(all, s)
 				}
 				far := time.Now().Add(time.Hour)
@@ -179,20 +153,7 @@ func BenchmarkSpinnerSessions(b *testing.B) {
 					if timed {
 						b.StartTimer()
 					}
-					p.read(fds)
-					p.mu.Lock()
-					due := p.takeDueLocked(far)
-					p.mu.Unlock()
-					for _, x := range due {
-						if cache == "before" {
-							// The rules run on every frame, as they did for
-							// every screen not exactly the last one.
-							x.s.mu.Lock()
-							x.verdicts = verdictCache{}
-							x.s.mu.Unlock()
-						}
-						benchLook(x)
-					}
+					readAndLook(p, fds, far, cache == "before")
 				}
 				for _, w := range writers {
 					if _, err := syscall.Write(w, []byte("\x1b[?1049h\x1b[H\x1b[2J> a task\r\n")); err != nil {
