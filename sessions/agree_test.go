@@ -26,6 +26,29 @@ import (
 // the PTY and the process are left out (a replay has none), and its clock
 // is the recording's.
 func TestLiveDecisionIsSimulated(t *testing.T) {
+	recordings, transitions := 0, 0
+	eachRecording(t, func(name string, m *detect.Manifest, rec recording.Session, writes [][]byte, gaps []time.Duration) {
+		want := Simulate(m, rec.Cols, rec.Rows, writes, gaps)
+		got := lookLive(m, rec.Cols, rec.Rows, writes, gaps)
+		if d := diffTransitions(got, want); d != "" {
+			t.Errorf("%s: the live decision differs from Simulate's: %s", name, d)
+		}
+		recordings++
+		transitions += len(want)
+	})
+	if transitions == 0 {
+		t.Fatal("no transitions in any recording: nothing was compared")
+	}
+	if !t.Failed() {
+		t.Logf("%d recordings, %d transitions, all alike", recordings, transitions)
+	}
+}
+
+// eachRecording calls fn with every committed recording
+// (fixtures/*/*/sessions) whose agent has rules, read by readRecording;
+// name is its path under fixtures.
+func eachRecording(t testing.TB, fn func(name string, m *detect.Manifest, rec recording.Session, writes [][]byte, gaps []time.Duration)) {
+	t.Helper()
 	rules, errs := detect.Load(nil, "")
 	if len(errs) > 0 {
 		t.Fatal(errs)
@@ -34,37 +57,33 @@ func TestLiveDecisionIsSimulated(t *testing.T) {
 	if len(files) < 100 {
 		t.Fatalf("found %d recordings under fixtures/*/*/sessions: the corpus is missing", len(files))
 	}
-	transitions := 0
 	for _, f := range files {
-		var rec recording.Session
-		data, err := os.ReadFile(f)
-		if err != nil || json.Unmarshal(data, &rec) != nil {
-			t.Fatalf("read %s: %v", f, err)
+		if m, rec, writes, gaps := readRecording(t, rules, f); m != nil {
+			name, _ := filepath.Rel("../fixtures", f)
+			fn(name, m, rec, writes, gaps)
 		}
-		m, ok := rules.Lookup(rec.Agent)
-		if !ok {
-			continue
-		}
-		base := strings.TrimSuffix(f, ".json")
-		writes, gaps, err := recording.Read(base+".raw", base+".timing")
-		if err != nil {
-			t.Fatal(err)
-		}
-		gaps = recording.Capped(gaps, 500*time.Millisecond)
-		want := Simulate(m, rec.Cols, rec.Rows, writes, gaps)
-		got := lookLive(m, rec.Cols, rec.Rows, writes, gaps)
-		name, _ := filepath.Rel("../fixtures", f)
-		if d := diffTransitions(got, want); d != "" {
-			t.Errorf("%s: the live decision differs from Simulate's: %s", name, d)
-		}
-		transitions += len(want)
 	}
-	if transitions == 0 {
-		t.Fatal("no transitions in any recording: nothing was compared")
+}
+
+// readRecording reads the recording f (its .json, with .raw and .timing
+// beside it), pauses capped at 500 ms as the live replays play them; m
+// is nil when its agent has no rules.
+func readRecording(t testing.TB, rules *detect.Set, f string) (m *detect.Manifest, rec recording.Session, writes [][]byte, gaps []time.Duration) {
+	t.Helper()
+	data, err := os.ReadFile(f)
+	if err != nil || json.Unmarshal(data, &rec) != nil {
+		t.Fatalf("read %s: %v", f, err)
 	}
-	if !t.Failed() {
-		t.Logf("%d recordings, %d transitions, all alike", len(files), transitions)
+	m, ok := rules.Lookup(rec.Agent)
+	if !ok {
+		return nil, rec, nil, nil
 	}
+	base := strings.TrimSuffix(f, ".json")
+	writes, gaps, err = recording.Read(base+".raw", base+".timing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, rec, writes, recording.Capped(gaps, 500*time.Millisecond)
 }
 
 // lookLive plays writes into a live Session and has it look when the

@@ -1,10 +1,7 @@
 package sessions
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -44,41 +41,19 @@ func classifiedScreens(m *detect.Manifest, cols, rows int, writes [][]byte, gaps
 // plays them.
 func corpusScreens(t testing.TB, fn func(name string, m *detect.Manifest, looks []look)) {
 	t.Helper()
-	rules, errs := detect.Load(nil, "")
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
-	files, _ := filepath.Glob("../fixtures/*/*/sessions/*.json")
-	if len(files) < 100 {
-		t.Fatalf("found %d recordings under fixtures/*/*/sessions: the corpus is missing", len(files))
-	}
-	for _, f := range files {
-		if m, looks := recordingLooks(t, rules, f); m != nil {
-			name, _ := filepath.Rel("../fixtures", f)
-			fn(name, m, looks)
-		}
-	}
+	eachRecording(t, func(name string, m *detect.Manifest, rec recording.Session, writes [][]byte, gaps []time.Duration) {
+		fn(name, m, classifiedScreens(m, rec.Cols, rec.Rows, writes, gaps))
+	})
 }
 
 // recordingLooks plays the recording f (its .json) as corpusScreens does;
 // m is nil for an agent with no rules.
 func recordingLooks(t testing.TB, rules *detect.Set, f string) (*detect.Manifest, []look) {
 	t.Helper()
-	var rec recording.Session
-	data, err := os.ReadFile(f)
-	if err != nil || json.Unmarshal(data, &rec) != nil {
-		t.Fatalf("read %s: %v", f, err)
-	}
-	m, ok := rules.Lookup(rec.Agent)
-	if !ok {
+	m, rec, writes, gaps := readRecording(t, rules, f)
+	if m == nil {
 		return nil, nil
 	}
-	base := strings.TrimSuffix(f, ".json")
-	writes, gaps, err := recording.Read(base+".raw", base+".timing")
-	if err != nil {
-		t.Fatal(err)
-	}
-	gaps = recording.Capped(gaps, 500*time.Millisecond)
 	return m, classifiedScreens(m, rec.Cols, rec.Rows, writes, gaps)
 }
 
