@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -264,4 +265,36 @@ func TestSpawnACPUnknownAgent(t *testing.T) {
 	if _, err := m.Get("s99"); !errors.As(err, &nos) || err.Error() != `no session "s99"` {
 		t.Fatalf("get s99: %v", err)
 	}
+}
+
+// BenchmarkShutdown: the CPU agentd spends ending 200 idle sessions (each
+// lists its jobs in the process table at the hang-up and at the release),
+// per session. go test -run XXX -bench Shutdown ./sessions/
+func BenchmarkShutdown(b *testing.B) {
+	rules, _ := detect.Load(nil, "")
+	const n = 200
+	var cpu time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		m := NewManager(Options{Rules: rules, Grace: 5 * time.Second}, &recEvents{states: map[string][]State{}})
+		for range n {
+			if _, err := m.Spawn(SpawnSpec{Argv: []string{"sleep", "600"}, Cwd: b.TempDir()}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		before := selfCPU(b)
+		b.StartTimer()
+		m.Shutdown()
+		cpu += selfCPU(b) - before
+	}
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N*n), "cpu-µs/session")
+}
+
+// selfCPU is the user and system time this process has used.
+func selfCPU(t testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

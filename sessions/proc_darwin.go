@@ -28,15 +28,20 @@ func readProc(pid int) (comm string, argv []string, ok bool) {
 	return unix.ByteSliceToString(kp.Proc.P_comm[:]), argv, true
 }
 
-// parents maps every process to its parent, from kern.proc.all.
-func parents() map[int]int {
-	out := map[int]int{}
+// readProcTable walks kern.proc.all. The terminal session is not in it
+// (only a kernel address of one), so each process's is asked for.
+func readProcTable() []procEntry {
 	procs, err := unix.SysctlKinfoProcSlice("kern.proc.all")
 	if err != nil {
-		return out
+		return nil
 	}
+	out := make([]procEntry, 0, len(procs))
 	for _, kp := range procs {
-		out[int(kp.Proc.P_pid)] = int(kp.Eproc.Ppid)
+		p := procEntry{pid: int(kp.Proc.P_pid), ppid: int(kp.Eproc.Ppid), pgrp: int(kp.Eproc.Pgid)}
+		if p.sid, err = unix.Getsid(p.pid); err != nil {
+			continue // it ended since
+		}
+		out = append(out, p)
 	}
 	return out
 }
@@ -49,9 +54,9 @@ func parents() map[int]int {
 func sessionCPU(sid int) (time.Duration, time.Time, bool) {
 	at := time.Now()
 	var pids []string
-	for pid := range parents() {
-		if s, err := unix.Getsid(pid); err == nil && s == sid {
-			pids = append(pids, strconv.Itoa(pid))
+	for _, p := range procWalks.since(at).procs {
+		if p.sid == sid {
+			pids = append(pids, strconv.Itoa(p.pid))
 		}
 	}
 	if len(pids) == 0 {

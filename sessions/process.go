@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -145,12 +146,9 @@ func sessionJobs(sid int) []int {
 		return nil
 	}
 	var out []int
-	for pid := range parents() {
-		if s, err := unix.Getsid(pid); err != nil || s != sid {
-			continue
-		}
-		if pg, err := unix.Getpgid(pid); err == nil && pg > 1 && pg != sid && !slices.Contains(out, pg) {
-			out = append(out, pg)
+	for _, p := range procWalks.since(time.Now()).procs {
+		if p.sid == sid && p.pgrp > 1 && p.pgrp != sid && !slices.Contains(out, p.pgrp) {
+			out = append(out, p.pgrp)
 		}
 	}
 	return out
@@ -159,8 +157,8 @@ func sessionJobs(sid int) []int {
 // descendants lists the processes below pid, breadth first, up to depth.
 func descendants(pid, depth int) []int {
 	children := map[int][]int{}
-	for child, parent := range parents() {
-		children[parent] = append(children[parent], child)
+	for _, p := range procWalks.since(time.Now()).procs {
+		children[p.ppid] = append(children[p.ppid], p.pid)
 	}
 	var out []int
 	level := []int{pid}
@@ -173,6 +171,69 @@ func descendants(pid, depth int) []int {
 		level = next
 	}
 	return out
+}
+
+// procEntry is one process as a walk of the process table found it.
+type procEntry struct {
+	pid, ppid, pgrp, sid int
+	// ticks is its user and system time, with that of the children it
+	// waited for, in userHZ ticks (Linux; macOS reads it with ps).
+	ticks int64
+}
+
+// procTable is one walk of the process table, and when it began.
+type procTable struct {
+	at    time.Time
+	procs []procEntry
+}
+
+// procWalks shares walks of the process table (readProcTable) among the
+// sessions that want one at once. A caller gets a walk that began no
+// earlier than it asks (since); callers that ask while a walk is under way
+// wait for it, or start the next one together. Why: a walk reads every
+// process's stat file (about 8 µs a process here), and the sessions ask at
+// the same moments: agentd's stop lists every session's jobs twice (the
+// hang-up, the release), which with a walk each was 2,000 walks of the
+// table with 1,000 sessions; a busy session reads its CPU time once a
+// second.
+var procWalks = walker{read: readProcTable}
+
+type walker struct {
+	read    func() []procEntry
+	mu      sync.Mutex
+	last    *procTable    // the latest walk done
+	walking chan struct{} // closed when the walk under way ends; nil: none is
+}
+
+// since returns a walk that began at t or later.
+func (w *walker) since(t time.Time) *procTable {
+	w.mu.Lock()
+	for {
+		if w.last != nil && !w.last.at.Before(t) {
+			last := w.last
+			w.mu.Unlock()
+			return last
+		}
+		if w.walking == nil {
+			break
+		}
+		// Wait for the walk under way: it may have begun late enough, and
+		// if not, whoever comes first starts the next.
+		walking := w.walking
+		w.mu.Unlock()
+		<-walking
+		w.mu.Lock()
+	}
+	walking := make(chan struct{})
+	w.walking = walking
+	w.mu.Unlock()
+	tab := &procTable{at: time.Now()}
+	tab.procs = w.read()
+	w.mu.Lock()
+	w.last, w.walking = tab, nil
+	w.mu.Unlock()
+	close(walking)
+	return tab
 }
 
 // parseProcArgs reads a process's argv out of the kern.procargs2 record

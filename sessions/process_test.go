@@ -4,6 +4,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -120,8 +123,14 @@ func TestProcTable(t *testing.T) {
 	if !ok || comm != "sleep" || len(argv) != 2 || argv[1] != "30" {
 		t.Fatalf("readProc: %q %q %v, want sleep [sleep 30]", comm, argv, ok)
 	}
-	if p := parents()[cmd.Process.Pid]; p != os.Getpid() {
-		t.Fatalf("parent of the child %d is %d, want this process %d", cmd.Process.Pid, p, os.Getpid())
+	var child *procEntry
+	for _, p := range procWalks.since(time.Now()).procs {
+		if p.pid == cmd.Process.Pid {
+			child = &p
+		}
+	}
+	if child == nil || child.ppid != os.Getpid() || child.pgrp != syscall.Getpgrp() {
+		t.Fatalf("the child %d in the process table: %+v, want parent %d and group %d (this process's)", cmd.Process.Pid, child, os.Getpid(), syscall.Getpgrp())
 	}
 	found := false
 	for _, pid := range descendants(os.Getpid(), 1) {
@@ -132,5 +141,58 @@ func TestProcTable(t *testing.T) {
 	}
 	if _, _, ok := readProc(1 << 30); ok {
 		t.Fatal("readProc read a process that cannot exist")
+	}
+}
+
+// Sessions that list their jobs at once share walks of the process table,
+// and none gets a walk that began before it asked: 50 asking while a walk
+// is under way wait for it and then take one more walk together, not 50.
+func TestProcWalksShared(t *testing.T) {
+	var mu sync.Mutex
+	walks := 0
+	release := make(chan struct{})
+	w := walker{read: func() []procEntry {
+		mu.Lock()
+		walks++
+		n := walks
+		mu.Unlock()
+		if n == 1 {
+			<-release // the first walk is under way while the others ask
+		}
+		return []procEntry{{pid: n}}
+	}}
+	first := make(chan *procTable)
+	go func() { first <- w.since(time.Now()) }()
+	for {
+		w.mu.Lock()
+		under := w.walking != nil
+		w.mu.Unlock()
+		if under {
+			break
+		}
+		runtime.Gosched()
+	}
+	asked := time.Now()
+	var wg sync.WaitGroup
+	got := make([]*procTable, 50)
+	for i := range got {
+		wg.Go(func() { got[i] = w.since(asked) })
+	}
+	close(release)
+	wg.Wait()
+	if tab := <-first; tab.procs[0].pid != 1 {
+		t.Errorf("the first caller got walk %d, want 1", tab.procs[0].pid)
+	}
+	for i, tab := range got {
+		if tab.at.Before(asked) {
+			t.Fatalf("caller %d got a walk that began %v before it asked", i, asked.Sub(tab.at))
+		}
+	}
+	if walks != 2 {
+		t.Errorf("51 callers took %d walks, want 2: the one under way and one after it", walks)
+	}
+	// A walk new enough is reused.
+	if tab := w.since(asked); walks != 2 || tab.procs[0].pid != 2 {
+		t.Errorf("asking again for a walk since %v walked again (%d walks, got walk %d)", asked, walks, tab.procs[0].pid)
 	}
 }
