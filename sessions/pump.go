@@ -178,7 +178,7 @@ func (p *pump) run() {
 		case n > 0:
 			// Output came: look again on the next tick, and take what
 			// came by then in one go. A tick that finds nothing parks.
-			time.Sleep(onTick(now.Add(time.Nanosecond)).Sub(now))
+			p.sleep(onTick(now.Add(time.Nanosecond)))
 			n = p.readyNow(events)
 		default:
 			n = p.park(events)
@@ -195,6 +195,18 @@ func (p *pump) readyNow(fds []int32) int {
 		return 0
 	}
 	return w.ready(fds)
+}
+
+// sleep waits until the time until, whatever the PTYs do.
+func (p *pump) sleep(until time.Time) {
+	p.mu.Lock()
+	w := p.watch
+	p.mu.Unlock()
+	if w == nil {
+		time.Sleep(time.Until(until))
+		return
+	}
+	w.sleep(until)
 }
 
 // park waits until a PTY can be read or the next classification is due.

@@ -22,6 +22,10 @@ type readiness interface {
 	// arm sets when the wait under way, or the next one, returns at the
 	// latest: zero means no limit. It may move the limit earlier.
 	arm(deadline time.Time)
+	// sleep blocks until until, whatever the descriptors do: the pump's
+	// wait for its next tick while output streams. It may end early, if
+	// the deadline is armed earlier meanwhile.
+	sleep(until time.Time)
 	// wait blocks until a descriptor can be read or the armed deadline
 	// passes, then fills fds as ready does. It may return 0 early.
 	wait(fds []int32) int

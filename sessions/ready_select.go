@@ -81,6 +81,8 @@ func (s *selectSet) close() {
 	unix.Close(s.wakeW)
 }
 
+func (s *selectSet) sleep(until time.Time) { time.Sleep(time.Until(until)) }
+
 func (s *selectSet) ready(fds []int32) int { return s.do(false, fds) }
 
 func (s *selectSet) wait(fds []int32) int { return s.do(true, fds) }

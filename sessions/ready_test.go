@@ -73,6 +73,13 @@ func TestReadiness(t *testing.T) {
 			if n != 1 || fds[0] != int32(fd2) {
 				t.Fatalf("after a write to the second pipe the wait returned %v, want [%d]", fds[:n], fd2)
 			}
+			// Output waiting does not end a sleep (the pump's tick), and the
+			// timer that ends it is not reported as a PTY.
+			start := time.Now()
+			set.sleep(start.Add(20 * time.Millisecond))
+			if d := time.Since(start); d < 20*time.Millisecond {
+				t.Fatalf("a sleep of 20 ms with output waiting ended after %v", d)
+			}
 			if n := set.ready(fds); n != 1 || fds[0] != int32(fd2) {
 				t.Fatalf("level-triggered: unread output is still ready, got %v", fds[:n])
 			}
