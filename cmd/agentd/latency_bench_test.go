@@ -234,15 +234,39 @@ func BenchmarkSpinnerCPU(b *testing.B) {
 				c.mustCall("session/spawn", map[string]any{"argv": tc.argv, "cwd": b.TempDir(), "agent": "demo"}, &s)
 			}
 			time.Sleep(3 * time.Second) // past start-up
-			before := cpuTicks(b, c.cmd.Process.Pid)
+			before, switched := cpuTicks(b, c.cmd.Process.Pid), contextSwitches(c.cmd.Process.Pid)
 			t0 := time.Now()
 			time.Sleep(30 * time.Second)
 			used := cpuTicks(b, c.cmd.Process.Pid) - before
+			switched = contextSwitches(c.cmd.Process.Pid) - switched
 			pct := 100 * float64(used) / 100 / time.Since(t0).Seconds() // USER_HZ is 100
 			b.ReportMetric(pct, tc.name+"-cpu%")
+			b.ReportMetric(float64(switched)/time.Since(t0).Seconds(), tc.name+"-sleeps/s")
 			c.close()
 		}
 	}
+}
+
+// contextSwitches is how many times pid's threads have gone to sleep
+// (voluntary context switches, over /proc/<pid>/task/*/status): each is a
+// wake-up later, what an idle or ticking daemon spends most of its CPU on.
+// Threads that ended are not counted.
+func contextSwitches(pid int) int64 {
+	status, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
+	var n int64
+	for _, f := range status {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for line := range strings.Lines(string(data)) {
+			if v, ok := strings.CutPrefix(line, "voluntary_ctxt_switches:"); ok {
+				k, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				n += k
+			}
+		}
+	}
+	return n
 }
 
 func cpuTicks(t testing.TB, pid int) int64 {
