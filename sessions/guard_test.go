@@ -278,3 +278,38 @@ func TestKillEndsWhatIsLeftOfTheGroup(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// A resize is not the agent's word. This program (bash's read, as many
+// tools ask) never draws again on SIGWINCH, so after the terminal narrows
+// the screen holds its question cut at 30 columns, without its [y/n]: read
+// as it is, that is no prompt, and the session would be told working or
+// idle, then blocked on another promptId once the program writes again.
+// The prompt it drew stands until it writes: the state, its promptId and
+// an answer with that promptId.
+func TestResizeKeepsThePromptUntilTheAgentDraws(t *testing.T) {
+	m := guardManager(t)
+	events := m.events.(*recEvents)
+	s := spawnScript(t, m, `read -r -p "Overwrite the file notes/2026/december/plans-for-the-week.md? [y/n] " a; echo "got [$a]"; sleep 30`)
+	st := awaitState(t, s, Blocked)
+	events.mu.Lock()
+	told := len(events.states[s.ID])
+	events.mu.Unlock()
+	if err := s.Resize(30, 24); err != nil {
+		t.Fatal(err)
+	}
+	if text := ptyOf(s).term.Snapshot().Text(); strings.Contains(text, "[y/n]") {
+		t.Fatalf("the screen at 30 columns still shows the whole question, so this test proves nothing:\n%s", text)
+	}
+	again := s.update()
+	events.mu.Lock()
+	after := append([]State(nil), events.states[s.ID][told:]...)
+	events.mu.Unlock()
+	if again.Name != Blocked || again.Prompt == nil || again.Prompt.ID != st.Prompt.ID || len(after) != 0 {
+		t.Fatalf("after a resize the agent did not draw for: %s on %+v, told %+v; want blocked on %s as before, nothing told", again.Name, again.Prompt, after, st.Prompt.ID)
+	}
+	yes := st.Prompt.Options[0]
+	if _, err := s.Answer(st.Prompt.ID, yes.ID, ""); err != nil {
+		t.Fatalf("the answer with the promptId from before the resize: %v", err)
+	}
+	awaitScreen(t, s, "got ["+yes.Label+"]")
+}

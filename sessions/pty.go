@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -41,6 +42,10 @@ type ptyDriver struct {
 	outMu sync.Mutex
 	rd    ptyReading // the PTY as the pump reads it (outMu)
 	sched schedule   // when the pump classifies this session next (pump.mu)
+	// resized: the terminal changed size and the agent has written nothing
+	// since. The screen is then the old frame cut or padded to the new
+	// size, which no agent drew: it is not read (classifyNow).
+	resized atomic.Bool
 
 	// Guarded by the session's mu.
 	replies  []byte // the terminal's answers not yet written
@@ -115,13 +120,19 @@ func (d *ptyDriver) changed() {
 
 func (d *ptyDriver) input(data string) error { return d.write([]byte(data)) }
 
+// resize sizes the screen and the PTY. It asks for no classification: what
+// the agent draws at the new size (its SIGWINCH repaint) will, and until
+// then the verdict of the last frame it drew stands. Read at once, the old
+// frame cut to the new size reads as another prompt, or none, and back
+// again a moment later: a change told to every client, a notice popped,
+// an answer in flight refused.
 func (d *ptyDriver) resize(cols, rows int) error {
-	d.term.Resize(cols, rows)
-	if err := setSize(d.ptmx, cols, rows); err != nil {
-		return err
+	if c, r := d.term.Size(); c == cols && r == rows {
+		return nil
 	}
-	d.changed()
-	return nil
+	d.resized.Store(true)
+	d.term.Resize(cols, rows)
+	return setSize(d.ptmx, cols, rows)
 }
 
 func (d *ptyDriver) screen() detect.Screen { return d.term.Snapshot() }
@@ -330,6 +341,9 @@ func (d *ptyDriver) tookLocked(b []byte) {
 	if !s.isBroken() {
 		s.contain("reading output", func() { d.term.Write(b) })
 	}
+	if d.resized.Load() {
+		d.resized.Store(false)
+	}
 	d.emitOutput(b)
 }
 
@@ -448,6 +462,11 @@ func (d *ptyDriver) classifyNow() (detect.Verdict, detect.Screen) {
 	sc := d.term.Snapshot()
 	s.mu.Lock()
 	m := s.manifest
+	if d.resized.Load() && d.verdicts.m == m {
+		v := d.verdicts.v // the last frame the agent drew (resize)
+		s.mu.Unlock()
+		return v, sc
+	}
 	v, why := d.verdicts.lookup(m, sc)
 	s.mu.Unlock()
 	if why != reuseNone {

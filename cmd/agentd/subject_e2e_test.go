@@ -152,7 +152,7 @@ func TestPromptIDStableAcrossResize(t *testing.T) {
 	if b.Prompt.Subject == nil || b.Prompt.Subject.Text != cmd {
 		t.Fatalf("subject %+v, want the command %q", b.Prompt.Subject, cmd)
 	}
-	c.mustCall("session/resize", map[string]any{"sessionId": s.SessionID, "cols": 44, "rows": 30}, nil)
+	c.mustCall("session/resize", map[string]any{"sessionId": s.SessionID, "cols": 44, "rows": 22}, nil)
 	// The agent drew its prompt again at 44 columns: the command's rows and
 	// the last option's label wrapped.
 	deadline := time.Now().Add(30 * time.Second)
@@ -181,5 +181,14 @@ func TestPromptIDStableAcrossResize(t *testing.T) {
 	c.mustCall("runtime_answer", map[string]any{"sessionId": s.SessionID, "promptId": b.Prompt.PromptID, "optionId": "3"}, &res)
 	if res.State == "blocked" {
 		t.Fatalf("still blocked after answering with the promptId from before the resize")
+	}
+	// Nothing was told between the prompt and the answer: the screen as
+	// the resize cut it, before the agent drew again, is not the agent's
+	// word. Told, it is a blocked on another promptId and back (an editor
+	// that connected after the prompt pops a notice for it, and an answer
+	// sent in between is refused).
+	after := c.waitStates(s.SessionID, []string{"working", "idle", "done", "error", "exited"}, &from, 30*time.Second)
+	if trail := c.states(s.SessionID); strings.Count(strings.Join(trail, " "), "blocked(") != 1 {
+		t.Fatalf("states %s (%s after the answer); want blocked told once, from the prompt until its answer", trail, after.State)
 	}
 }
