@@ -365,6 +365,11 @@ func (a *demoAgent) draw() {
 		top = append(top, wrap(line, a.cols, "")...)
 	}
 	room := a.rows - len(bottom)
+	if room < 0 {
+		// A window shorter than the prompt: its last rows, the question
+		// and the options, as an agent scrolls its own.
+		bottom, room = bottom[-room:], 0
+	}
 	if len(top) > room {
 		top = top[len(top)-room:]
 	}

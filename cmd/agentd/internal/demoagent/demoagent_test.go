@@ -4,6 +4,7 @@ package demoagent
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -28,5 +29,18 @@ func TestSplitKeysAcrossReads(t *testing.T) {
 	// the Escape key after escapeTime.
 	if keys, rest := splitKeys("1\x1b"); !slices.Equal(keys, []string{"1"}) || rest != "\x1b" {
 		t.Errorf("a read ending in ESC: keys %q, rest %q; want [\"1\"] and the ESC held", keys, rest)
+	}
+}
+
+// A terminal shorter than the prompt (a small Neovim split) once made the
+// demo agent slice out of range and exit: it shows the prompt's last rows.
+func TestDrawInAShortTerminal(t *testing.T) {
+	for _, rows := range []int{2, 5, 10, 11, 24} {
+		var out strings.Builder
+		a := &demoAgent{out: &out, cols: 40, rows: rows, phase: "prompt", command: "touch NOTES.md"}
+		a.draw()
+		if !strings.Contains(out.String(), "Esc to cancel") || rows >= 5 && !strings.Contains(out.String(), "No, and tell the agent") {
+			t.Errorf("at %d rows: the prompt's last rows are not drawn: %q", rows, out.String())
+		}
 	}
 }
