@@ -189,12 +189,12 @@ func (b *bench) latencyPhase(quiet []quietRec, flood map[string]any) (latencyRun
 			return r, err
 		}
 		m := matchTransitions(q.want, p.states(id), writeAt)
-		r.unexpected += m.unexpected
-		r.missed += m.missed
-		for _, t := range m.timed {
-			r.lat = append(r.lat, t.latency)
-			if t.latency > 100*time.Millisecond {
-				b.logf("flood: %s: %s (%s) %s after write %d of %d", q.Name, t.state, t.reason, t.latency.Round(time.Millisecond), t.write, len(writeAt))
+		r.unexpected += len(m.Unexpected)
+		r.missed += m.Missed
+		for _, t := range m.Timed {
+			r.lat = append(r.lat, t.Latency)
+			if t.Latency > 100*time.Millisecond {
+				b.logf("flood: %s: %s (%s) %s after write %d of %d", q.Name, t.State, t.Reason, t.Latency.Round(time.Millisecond), t.Write, len(writeAt))
 			}
 		}
 	}

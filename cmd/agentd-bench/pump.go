@@ -305,14 +305,14 @@ func (b *bench) pumpLatencies(cols []pumpColumn, recs []*sessionRec) ([]pumpLate
 				continue
 			}
 			mt := matchTransitions(want, res.states, res.writes)
-			out[i].unexpected += mt.unexpected
-			out[i].missed += mt.missed
-			for _, t := range mt.timed {
-				if debug || t.overWait > 100*time.Millisecond {
-					b.logf("pump: %s: %s: %s (%s) after write %d: %s, over-wait %s", cols[i].name, r.name, t.state, t.reason, t.write, ms(t.latency), ms(t.overWait))
+			out[i].unexpected += len(mt.Unexpected)
+			out[i].missed += mt.Missed
+			for _, t := range mt.Timed {
+				if debug || t.OverWait > 100*time.Millisecond {
+					b.logf("pump: %s: %s: %s (%s) after write %d: %s, over-wait %s", cols[i].name, r.name, t.State, t.Reason, t.Write, ms(t.Latency), ms(t.OverWait))
 				}
-				out[i].lat = append(out[i].lat, t.latency)
-				out[i].over = append(out[i].over, t.overWait)
+				out[i].lat = append(out[i].lat, t.Latency)
+				out[i].over = append(out[i].over, t.OverWait)
 			}
 		}
 		played++

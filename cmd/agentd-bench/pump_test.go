@@ -5,55 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/agentd/agentd/rpc/protocol"
-	"github.com/agentd/agentd/sessions"
 )
-
-// Live states are matched to the simulated ones in order by state and
-// reason: one the
-// simulation had and the live run skipped is missed, one the simulation
-// never has again is unexpected, and the start and exit are not frames.
-func TestMatchTransitions(t *testing.T) {
-	t0 := time.Unix(1000, 0)
-	writeAt := []time.Time{t0, t0.Add(100 * time.Millisecond), t0.Add(200 * time.Millisecond), t0.Add(300 * time.Millisecond)}
-	want := []sessions.Transition{
-		{Write: 0, State: sessions.State{Name: "working", Reason: "x.spinner"}, Wait: 5 * time.Millisecond},
-		{Write: 1, State: sessions.State{Name: "blocked", Reason: "x.menu"}, Wait: 2 * time.Millisecond},
-		{Write: 2, State: sessions.State{Name: "working", Reason: "x.spinner"}, Wait: 700 * time.Millisecond}, // a rule's hold
-		{Write: 3, State: sessions.State{Name: "idle", Reason: "x.composer"}, Wait: 3 * time.Millisecond},
-	}
-	live := func(state, reason string, at time.Duration) timedState {
-		return timedState{StateNotification: protocol.StateNotification{State: state, Reason: reason}, At: t0.Add(at)}
-	}
-	got := []timedState{
-		live("working", "process.starting", 0),
-		live("working", "x.spinner", 7*time.Millisecond),
-		// blocked never came: missed when working is matched past it.
-		live("working", "x.spinner", 904*time.Millisecond),
-		live("error", "x.api_error", 950*time.Millisecond), // not simulated at all
-		live("idle", "x.ready", 1000*time.Millisecond),     // a state simulated, for another reason
-		live("idle", "x.composer", 1304*time.Millisecond),
-		live("exited", "process.exited", 1400*time.Millisecond),
-	}
-	m := matchTransitions(want, got, writeAt)
-	if m.unexpected != 2 || m.missed != 1 || len(m.timed) != 3 {
-		t.Fatalf("unexpected %d, missed %d, timed %d: want 2, 1, 3", m.unexpected, m.missed, len(m.timed))
-	}
-	for i, w := range []struct {
-		write         int
-		latency, over time.Duration
-	}{{0, 7 * time.Millisecond, 2 * time.Millisecond}, {2, 704 * time.Millisecond, 4 * time.Millisecond}, {3, 1004 * time.Millisecond, 1001 * time.Millisecond}} {
-		if g := m.timed[i]; g.write != w.write || g.latency != w.latency || g.overWait != w.over {
-			t.Errorf("timed[%d] = write %d, %s, over-wait %s; want write %d, %s, over-wait %s", i, g.write, g.latency, g.overWait, w.write, w.latency, w.over)
-		}
-	}
-	// Live states the simulation did not expect at all, after every wanted one.
-	if m := matchTransitions(want[:1], got[:3], writeAt); m.unexpected != 1 || m.missed != 0 || len(m.timed) != 1 {
-		t.Fatalf("after the last wanted state: %+v", m)
-	}
-}
 
 func TestPumpFormatting(t *testing.T) {
 	if r := ratioOf(3.1, 5, "%.1f %%"); r != "0.62 (3.1 % / 5.0 %)" {

@@ -104,56 +104,50 @@ func BenchmarkStateLatency(b *testing.B) {
 	var lat, over []time.Duration
 	unexpected, missed, unlabelled := 0, 0, 0
 	for b.Loop() {
-		for _, rec := range loadRecordings(b) {
-			m, ok := rules.Lookup(rec.Agent)
+		for _, r := range loadRecordings(b) {
+			mf, ok := rules.Lookup(r.Agent)
 			if !ok {
 				continue
 			}
-			ws, gaps := rec.writes(b, maxGap)
-			want := sessions.Simulate(m, rec.Cols, rec.Rows, ws, gaps)
+			ws, gaps := r.writes(b, maxGap)
+			want := sessions.Simulate(mf, r.Cols, r.Rows, ws, gaps)
 			logPath := filepath.Join(b.TempDir(), "writes.log")
 			var s spawned
 			c.mustCall("session/spawn", map[string]any{
-				"argv": []string{replay, "-raw", abs(rec.Raw), "-timing", abs(rec.Timing), "-log", logPath, "-maxgap", maxGap.String(), "-hold", "300ms"},
-				"cwd":  b.TempDir(), "cols": rec.Cols, "rows": rec.Rows, "agent": rec.Agent, "hooks": false,
+				"argv": []string{replay, "-raw", abs(r.Raw), "-timing", abs(r.Timing), "-log", logPath, "-maxgap", maxGap.String(), "-hold", "300ms"},
+				"cwd":  b.TempDir(), "cols": r.Cols, "rows": r.Rows, "agent": r.Agent, "hooks": false,
 			}, &s)
 			from := 0
 			c.waitState(s.SessionID, "exited", &from, 5*time.Minute)
 			got := c.stateNotes(s.SessionID)
 			writeAt := readWriteLog(b, logPath)
 			labels := map[string]bool{}
-			for _, l := range rec.Labels {
+			for _, l := range r.Labels {
 				labels[l.State] = true
 			}
-			// Match live notifications to simulated transitions in order, by
-			// state and reason (by name alone, two simulated blocked states
-			// the live run coalesced paired the next prompt with the second).
-			j := 0
+			var live []rec.Live
 			for _, g := range got {
-				if g.note.State == "exited" || (g.note.Reason == "process.starting") {
-					continue
-				}
-				if g.note.State != "idle" && g.note.State != "working" && !labels[g.note.State] {
+				if g.note.State != "exited" && g.note.Reason != "process.starting" && g.note.State != "idle" && g.note.State != "working" && !labels[g.note.State] {
 					unlabelled++
-					b.Logf("%s: %s (%s) is not among the recording's labels", rec.Raw, g.note.State, g.note.Reason)
+					b.Logf("%s: %s (%s) is not among the recording's labels", r.Raw, g.note.State, g.note.Reason)
 				}
-				k := j
-				for k < len(want) && (want[k].State.Name != g.note.State || want[k].State.Reason != g.note.Reason) {
-					k++
-				}
-				if k == len(want) {
-					unexpected++
-					b.Logf("%s: unexpected %s (%s)", rec.Raw, g.note.State, g.note.Reason)
-					continue
-				}
-				missed += k - j
-				if w := want[k].Write; w >= 0 && w < len(writeAt) {
-					lat = append(lat, g.at.Sub(writeAt[w]))
-					over = append(over, g.at.Sub(writeAt[w])-want[k].Wait)
-				}
-				j = k + 1
+				live = append(live, rec.Live{State: g.note.State, Reason: g.note.Reason, At: g.at})
 			}
-			missed += len(want) - j
+			// The same matching as agentd-bench's (recording.Match).
+			var wanted []rec.Wanted
+			for _, w := range want {
+				wanted = append(wanted, rec.Wanted{State: w.State.Name, Reason: w.State.Reason, Write: w.Write, Wait: w.Wait})
+			}
+			m := rec.Match(wanted, live, writeAt)
+			for _, u := range m.Unexpected {
+				b.Logf("%s: unexpected %s (%s)", r.Raw, u.State, u.Reason)
+			}
+			unexpected += len(m.Unexpected)
+			missed += m.Missed
+			for _, t := range m.Timed {
+				lat = append(lat, t.Latency)
+				over = append(over, t.OverWait)
+			}
 		}
 	}
 	if len(lat) == 0 {
