@@ -6,7 +6,6 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/agentd/agentd/detect"
@@ -269,16 +268,16 @@ func (m *Manager) adopt(ss SessionSnapshot) error {
 		}
 		return nil
 	}
-	if err := syscall.SetNonblock(ss.FD, true); err != nil {
+	ptmx, err := newPTYMaster(ss.FD)
+	if err != nil {
 		return fmt.Errorf("PTY descriptor %d: %w", ss.FD, err)
 	}
-	syscall.CloseOnExec(ss.FD)
 	proc, err := os.FindProcess(ss.Pid)
 	if err != nil {
 		return fmt.Errorf("pid %d: %w", ss.Pid, err)
 	}
 	d.proc = proc
-	d.ptmx = os.NewFile(uintptr(ss.FD), "/dev/ptmx")
+	d.ptmx = ptmx
 	if err := m.pump.add(d, ss.FD); err != nil {
 		return err
 	}

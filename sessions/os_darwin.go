@@ -1,6 +1,10 @@
 package sessions
 
-import "golang.org/x/sys/unix"
+import (
+	"time"
+
+	"golang.org/x/sys/unix"
+)
 
 // The few facts of this OS that the portable code needs.
 const (
@@ -10,3 +14,7 @@ const (
 	// closing NUL included.
 	sunPathSize = 104
 )
+
+// waitWritable waits up to d for fd to take a write: select, as poll(2)
+// on macOS does not take devices.
+func waitWritable(fd int, d time.Duration) error { return selectWritable(fd, d) }

@@ -1,6 +1,10 @@
 package sessions
 
-import "golang.org/x/sys/unix"
+import (
+	"time"
+
+	"golang.org/x/sys/unix"
+)
 
 // The few facts of this OS that the portable code needs.
 const (
@@ -10,3 +14,13 @@ const (
 	// closing NUL included.
 	sunPathSize = 108
 )
+
+// waitWritable waits up to d for fd to take a write; with AGENTD_PORTABLE=1,
+// as macOS does (select), so that Linux runs that path too.
+func waitWritable(fd int, d time.Duration) error {
+	if Portable() {
+		return selectWritable(fd, d)
+	}
+	_, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}, int(d.Milliseconds()))
+	return err
+}

@@ -3,7 +3,6 @@ package sessions
 import (
 	"bytes"
 	"encoding/binary"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -126,17 +125,12 @@ func identifyAgent(rules *detect.Set, comm string, argv []string) *detect.Manife
 	return m
 }
 
-func foregroundGroup(f *os.File) (int, error) {
-	raw, err := f.SyscallConn()
-	if err != nil {
-		return 0, err
-	}
-	var pgid int
-	var ioErr error
-	if err := raw.Control(func(fd uintptr) { pgid, ioErr = unix.IoctlGetInt(int(fd), unix.TIOCGPGRP) }); err != nil {
-		return 0, err
-	}
-	return pgid, ioErr
+func foregroundGroup(m *ptyMaster) (pgid int, err error) {
+	err = m.control(func(fd int) (err error) {
+		pgid, err = unix.IoctlGetInt(fd, unix.TIOCGPGRP)
+		return err
+	})
+	return pgid, err
 }
 
 // sessionJobs lists the process groups, other than its leader's, of the

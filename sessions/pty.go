@@ -32,7 +32,7 @@ type ptyDriver struct {
 
 	cmd     *exec.Cmd
 	proc    *os.Process // an adopted session's agent (handover.go); cmd is nil then
-	ptmx    *os.File
+	ptmx    *ptyMaster
 	term    *term.Terminal
 	isShell bool // the program spawned is a shell: follow its foreground
 
@@ -550,12 +550,11 @@ func (d *ptyDriver) write(b []byte) error {
 	return err
 }
 
-// pollable returns the PTY master as a non-blocking file (served by Go's
-// poller, for writes) and its descriptor (read by the pump). creack/pty
-// hands it over in blocking mode, where every call may hold an OS thread.
-// Nothing may call Fd on the file: that makes it blocking again (see
-// setSize).
-func pollable(f *os.File) (*os.File, int, error) {
+// pollable takes the PTY master creack/pty opened as a ptyMaster, whose
+// descriptor (read by the pump) is non-blocking: creack/pty hands it over
+// in blocking mode, where every call may hold an OS thread, and as an
+// *os.File, which Go's poller would serve (ptyMaster says why not).
+func pollable(f *os.File) (*ptyMaster, int, error) {
 	defer f.Close()
 	raw, err := f.SyscallConn()
 	if err != nil {
@@ -569,46 +568,29 @@ func pollable(f *os.File) (*os.File, int, error) {
 	if dupErr != nil {
 		return nil, 0, dupErr
 	}
-	syscall.CloseOnExec(fd)
-	if err := syscall.SetNonblock(fd, true); err != nil {
+	m, err := newPTYMaster(fd)
+	if err != nil {
 		syscall.Close(fd)
 		return nil, 0, err
 	}
-	return os.NewFile(uintptr(fd), f.Name()), fd, nil
+	return m, fd, nil
 }
 
 // canonical reports whether the PTY is still in line mode (ICANON): the
 // program on it has not taken its input raw yet. A descriptor that cannot
 // tell counts as raw, so nothing waits on it.
-func canonical(f *os.File) bool {
-	if f == nil {
-		return false
-	}
-	raw, err := f.SyscallConn()
-	if err != nil {
-		return false
-	}
+func canonical(m *ptyMaster) bool {
 	var t *unix.Termios
-	var ioErr error
-	if err := raw.Control(func(fd uintptr) { t, ioErr = unix.IoctlGetTermios(int(fd), termiosGet) }); err != nil || ioErr != nil {
-		return false
-	}
-	return t.Lflag&unix.ICANON != 0
+	err := m.control(func(fd int) (err error) {
+		t, err = unix.IoctlGetTermios(fd, termiosGet)
+		return err
+	})
+	return err == nil && t.Lflag&unix.ICANON != 0
 }
 
-// setSize sets the PTY's window size. pty.Setsize would call Fd, which
-// turns the descriptor blocking, and a blocking read would hang the pump.
-func setSize(f *os.File, cols, rows int) error {
-	raw, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var ioErr error
-	err = raw.Control(func(fd uintptr) {
-		ioErr = unix.IoctlSetWinsize(int(fd), unix.TIOCSWINSZ, &unix.Winsize{Col: uint16(cols), Row: uint16(rows)})
+// setSize sets the PTY's window size. (pty.Setsize takes an *os.File.)
+func setSize(m *ptyMaster, cols, rows int) error {
+	return m.control(func(fd int) error {
+		return unix.IoctlSetWinsize(fd, unix.TIOCSWINSZ, &unix.Winsize{Col: uint16(cols), Row: uint16(rows)})
 	})
-	if err != nil {
-		return err
-	}
-	return ioErr
 }

@@ -146,3 +146,16 @@ func (s *selectSet) drainLocked() {
 		}
 	}
 }
+
+// selectWritable waits up to d for fd to take a write, with select(2).
+func selectWritable(fd int, d time.Duration) error {
+	if fd < 0 || fd >= unix.FD_SETSIZE {
+		time.Sleep(d) // cannot be watched: look again after d
+		return nil
+	}
+	var set unix.FdSet
+	set.Set(fd)
+	tv := unix.NsecToTimeval(d.Nanoseconds())
+	_, err := unix.Select(fd+1, nil, &set, nil, &tv)
+	return err
+}
