@@ -2,9 +2,10 @@ package sessions
 
 import "time"
 
-// readiness tells the pump which PTYs have output to read. Linux uses an
-// epoll set that Go's own poller serves (ready_linux.go); macOS, and Linux
-// with AGENTD_PORTABLE=1, use select(2) (ready_select.go). Why select on
+// readiness tells the pump which PTYs have output to read. Linux uses
+// epoll, with one set that Go's own poller serves (ready_linux.go);
+// macOS, and Linux with AGENTD_PORTABLE=1, use select(2)
+// (ready_select.go). Why select on
 // macOS: poll(2) there does not support devices, and a PTY is one; kqueue
 // takes PTY masters on current releases but not every device, and no Linux
 // machine can run it, while select works on both and so is tested by Linux
