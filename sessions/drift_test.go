@@ -199,3 +199,79 @@ match = ['^ready>$']
 		t.Errorf("state %s (%s): drift is kept, not acted on; want idle", st.Name, st.Reason)
 	}
 }
+
+// TestCPUReadingHoldsNoOtherSession: a session whose CPU is watched reads
+// it off the pump. With the walk of the process table held up, another
+// session's prompt still reaches the client.
+func TestCPUReadingHoldsNoOtherSession(t *testing.T) {
+	rules, warnings := detect.Load(map[string][]byte{"busy.toml": []byte(`name = "busy"
+[identify]
+argv = ["AGENTD_TEST_BUSY_AGENT"]
+[[rule]]
+id = "composer"
+state = "idle"
+match = ['^ready>$']
+`)}, "test")
+	if len(warnings) > 0 {
+		t.Fatal(warnings)
+	}
+	events := &recEvents{states: map[string][]State{}}
+	m := NewManager(Options{Rules: rules}, events)
+	t.Cleanup(m.Shutdown)
+	walking, release := make(chan struct{}, 1), make(chan struct{})
+	procWalks.mu.Lock()
+	read := procWalks.read
+	procWalks.read = func() []procEntry {
+		select {
+		case walking <- struct{}{}:
+		default:
+		}
+		<-release
+		return read()
+	}
+	procWalks.last = nil // no walk of an earlier test may answer
+	procWalks.mu.Unlock()
+	t.Cleanup(func() {
+		close(release)
+		procWalks.mu.Lock()
+		procWalks.read = read
+		procWalks.mu.Unlock()
+	})
+
+	// A composer, then a screen no rule knows: the session watches its CPU.
+	script := `printf 'ready>\n'; read -rsn1 k; printf '\033[2J\033[HCompiling the universe\n'; sleep 60`
+	a, err := m.Spawn(SpawnSpec{Argv: []string{"bash", "--norc", "--noprofile", "-c", script}, Cwd: t.TempDir(), Cols: 80, Rows: 24, Agent: "busy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	awaitTold(t, events, a.ID, Idle)
+	if err := a.Input("g"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-walking:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the session under a screen no rule knows did not read its CPU within 30 s (state %+v)", a.Info().State)
+	}
+	b := spawnScript(t, m, `read -r -p "Delete the branch? [y/n] " x; sleep 60`)
+	awaitTold(t, events, b.ID, Blocked)
+}
+
+// awaitTold waits until the session was told to be in state name, as the
+// pump tells it: it classifies nothing itself.
+func awaitTold(t *testing.T, events *recEvents, id, name string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if events.last(id).Name == name {
+			return
+		}
+		if time.Now().After(deadline) {
+			events.mu.Lock()
+			told := events.states[id]
+			events.mu.Unlock()
+			t.Fatalf("session %s was not told %s within 20 s; it was told %+v", id, name, told)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -132,8 +132,9 @@ type facts struct {
 	// have used, read (cpuRead) only while the machine watches it.
 	cpu     time.Duration
 	cpuRead bool
-	// cpuAt is when cpu was read, which may be a little before now (one
-	// walk of the process table serves every session; see sessionCPU).
+	// cpuAt is when cpu was read, which may be a while before now: a look
+	// uses the reading taken since the last one (ptyDriver.readCPU), and
+	// one walk of the process table serves every session (sessionCPU).
 	cpuAt time.Time
 
 	// An ACP session's protocol state, instead of a screen.

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // readProc returns a process's name and argv from /proc.
@@ -57,27 +59,47 @@ func sessionCPU(sid int) (time.Duration, time.Time, bool) {
 // older walk makes it no less exact.
 const cpuFresh = busyLook
 
-// readProcTable walks /proc: every process's stat file.
+// readProcTable walks /proc: every process's stat file. Each is opened
+// relative to /proc and read in one call into one buffer, not with
+// os.ReadFile (six system calls, a path walked from the root, a buffer
+// each): about 10 µs a process against 25 to 30 (BenchmarkProcTable).
 func readProcTable() []procEntry {
-	entries, err := os.ReadDir("/proc")
+	dir, err := os.Open("/proc")
 	if err != nil {
 		return nil
 	}
-	out := make([]procEntry, 0, len(entries))
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue // it ended since the directory was read
-		}
-		if p, ok := parseStat(string(stat)); ok {
-			p.pid = pid
-			out = append(out, p)
-		}
+	defer dir.Close()
+	names, err := dir.Readdirnames(-1)
+	if err != nil {
+		return nil
 	}
+	raw, err := dir.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	out := make([]procEntry, 0, len(names))
+	var buf [1024]byte // a stat line is about 300 bytes; the name in it at most 64
+	_ = raw.Control(func(dirfd uintptr) {
+		for _, name := range names {
+			pid, err := strconv.Atoi(name)
+			if err != nil {
+				continue
+			}
+			fd, err := unix.Openat(int(dirfd), name+"/stat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+			if err != nil {
+				continue // it ended since the directory was read
+			}
+			n, err := unix.Read(fd, buf[:])
+			unix.Close(fd)
+			if err != nil || n <= 0 {
+				continue
+			}
+			if p, ok := parseStat(string(buf[:n])); ok {
+				p.pid = pid
+				out = append(out, p)
+			}
+		}
+	})
 	return out
 }
 

@@ -39,3 +39,14 @@ func TestSessionCPUFromOneWalk(t *testing.T) {
 		t.Errorf("parseStat of a name with spaces and parentheses: %+v, %v; want %+v", p, ok, want)
 	}
 }
+
+// BenchmarkProcTable is one walk of the process table (readProcTable), as
+// a session's CPU reading takes it; it reports the cost per process.
+func BenchmarkProcTable(b *testing.B) {
+	procs := 0
+	for b.Loop() {
+		procs = len(readProcTable())
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(max(procs, 1))/1e3, "µs/process")
+	b.ReportMetric(float64(procs), "processes")
+}

@@ -59,7 +59,21 @@ type ptyDriver struct {
 	fg        foreground
 	probedAt  time.Time
 	probeMiss int
-	cpuAt     time.Time // when the agent's CPU time was last read
+	cpu       cpuReading
+}
+
+// cpuReading is a session's reading of its agent's CPU time, taken off the
+// pump (readCPU), guarded by the session's mu. Why off it: the reading
+// walks the process table, about 10 µs a process, so 7 ms where 700
+// processes run, and on macOS it runs ps; on the pump that held every
+// session's output and classification back for as long.
+type cpuReading struct {
+	askedAt time.Time // when the latest reading was asked for
+	taking  bool      // a reading is under way
+	took    bool      // a reading came that no look has used yet
+	cpu     time.Duration
+	at      time.Time
+	found   bool
 }
 
 // newPTYDriver is s's terminal driver; capture > 0 keeps that much of the
@@ -92,22 +106,34 @@ func (d *ptyDriver) facts() (facts, bool) {
 		d.readAgentLogLocked()
 	})
 	v, sc := d.classifyNow()
-	canon, readCPU := false, false
+	f := facts{screen: v, status: sc.Status, statusSeq: sc.StatusSeq, fg: fg}
 	s.locked(func() {
 		if !s.machine.inputRaw && s.manifest.Input.Raw && v.State == detect.StateIdle {
-			canon = canonical(d.ptmx)
+			f.canonical = canonical(d.ptmx)
 		}
-		// At most once a busyLook: a streaming screen classifies far
-		// more often, and the read walks the process table.
-		if readCPU = s.machine.watchCPU && time.Since(d.cpuAt) >= busyLook; readCPU {
-			d.cpuAt = time.Now()
+		// A look uses the reading that came since the last one, and asks
+		// for the next at most once a busyLook: a streaming screen
+		// classifies far more often. The reading is a look late, which
+		// the busy window does not mind: it is measured between the
+		// readings' own times (cpuAt).
+		if c := &d.cpu; c.took {
+			f.cpu, f.cpuAt, f.cpuRead = c.cpu, c.at, c.found
+			c.took = false
+		}
+		if c := &d.cpu; s.machine.watchCPU && !c.taking && time.Since(c.askedAt) >= busyLook {
+			c.taking, c.askedAt = true, time.Now()
+			go d.readCPU(s.Pid)
 		}
 	})
-	f := facts{screen: v, status: sc.Status, statusSeq: sc.StatusSeq, canonical: canon, fg: fg}
-	if readCPU {
-		f.cpu, f.cpuAt, f.cpuRead = sessionCPU(s.Pid)
-	}
 	return f, true
+}
+
+// readCPU reads the CPU time of terminal session sid for the next look.
+func (d *ptyDriver) readCPU(sid int) {
+	cpu, at, found := sessionCPU(sid)
+	d.s.locked(func() {
+		d.cpu = cpuReading{askedAt: d.cpu.askedAt, took: true, cpu: cpu, at: at, found: found}
+	})
 }
 
 // changed asks the pump to classify once output has settled.
