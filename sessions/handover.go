@@ -274,11 +274,13 @@ func (m *Manager) adopt(ss SessionSnapshot) error {
 	}
 	proc, err := os.FindProcess(ss.Pid)
 	if err != nil {
+		ptmx.Close()
 		return fmt.Errorf("pid %d: %w", ss.Pid, err)
 	}
 	d.proc = proc
 	d.ptmx = ptmx
 	if err := m.pump.add(d, ss.FD); err != nil {
+		ptmx.Close()
 		return err
 	}
 	m.register(s)
