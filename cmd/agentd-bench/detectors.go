@@ -532,7 +532,7 @@ func silenceDetector(at []time.Duration, quiet, end time.Duration) []blockedClai
 
 type liveResult struct {
 	rec    *sessionRec
-	writes []time.Time // when each write returned, from the replayer's log
+	writes []time.Time // when each write began, from the replayer's log
 	ends   []int       // the output offset after each write
 	states []timedState
 	err    error

@@ -10,7 +10,7 @@ import (
 // matchTransitions matches a replay's live notifications to the
 // transitions sessions.Simulate found on the same bytes (recording.Match,
 // which the latency benchmark uses too). writeAt is when each write of the
-// replay returned (the replayer's -log).
+// replay began (the replayer's -log).
 func matchTransitions(want []sessions.Transition, got []timedState, writeAt []time.Time) recording.Matched {
 	return recording.Match(wanted(want), liveStates(got), writeAt)
 }
