@@ -147,10 +147,10 @@ func TestParsePsTimes(t *testing.T) {
 	}
 }
 
-// A real agent process, end to end: ready at its composer, then, after a
-// key, a screen no rule knows while it burns a core. The session keeps
-// that screen, saying the processes were busy, and reads it idle still.
-func TestBusyAgentUnderAnUnknownScreenIsKept(t *testing.T) {
+// busyRules are an agent's rules that know only its composer, `ready>`:
+// any other screen is one no rule knows.
+func busyRules(t *testing.T) *detect.Set {
+	t.Helper()
 	rules, warnings := detect.Load(map[string][]byte{"busy.toml": []byte(`name = "busy"
 [identify]
 argv = ["AGENTD_TEST_BUSY_AGENT"]
@@ -162,6 +162,14 @@ match = ['^ready>$']
 	if len(warnings) > 0 {
 		t.Fatal(warnings)
 	}
+	return rules
+}
+
+// A real agent process, end to end: ready at its composer, then, after a
+// key, a screen no rule knows while it burns a core. The session keeps
+// that screen, saying the processes were busy, and reads it idle still.
+func TestBusyAgentUnderAnUnknownScreenIsKept(t *testing.T) {
+	rules := busyRules(t)
 	dir := t.TempDir()
 	m := NewManager(Options{Rules: rules, ScreensDir: dir}, &recEvents{states: map[string][]State{}})
 	t.Cleanup(m.Shutdown)
@@ -204,17 +212,7 @@ match = ['^ready>$']
 // it off the pump. With the walk of the process table held up, another
 // session's prompt still reaches the client.
 func TestCPUReadingHoldsNoOtherSession(t *testing.T) {
-	rules, warnings := detect.Load(map[string][]byte{"busy.toml": []byte(`name = "busy"
-[identify]
-argv = ["AGENTD_TEST_BUSY_AGENT"]
-[[rule]]
-id = "composer"
-state = "idle"
-match = ['^ready>$']
-`)}, "test")
-	if len(warnings) > 0 {
-		t.Fatal(warnings)
-	}
+	rules := busyRules(t)
 	events := &recEvents{states: map[string][]State{}}
 	m := NewManager(Options{Rules: rules}, events)
 	t.Cleanup(m.Shutdown)
